@@ -1,0 +1,72 @@
+# EnterpriseVal. The README's commands are targets here.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+# Debian packages WeasyPrint needs (RECIPES.md), and poppler-utils to look at PDFs.
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils
+POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
+PYTEST_WORKERS ?= 2
+
+.PHONY: setup system-packages venv migrate demo serve worker test test-sqlite test-postgres bench lint format
+
+setup: system-packages venv migrate
+
+system-packages:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:" $$missing; \
+	  sudo=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "Debian packages present."; fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip setuptools wheel
+	$(PIP) install -q -e '.[test]'
+	@touch $@
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+demo: venv
+	$(PY) manage.py demo
+
+# The web app on 127.0.0.1:8000 with a Celery worker beside it (filesystem broker by default).
+serve: venv
+	@$(VENV)/bin/celery -A enterpriseval worker --loglevel=INFO --concurrency=2 & worker=$$!; \
+	trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+worker: venv
+	$(VENV)/bin/celery -A enterpriseval worker --loglevel=INFO --concurrency=2
+
+# The test command: the whole suite on SQLite, then every database test on PostgreSQL.
+test: test-sqlite test-postgres
+
+test-sqlite: venv
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow"
+
+test-postgres: venv
+	DATABASE_URL=$(POSTGRES_URL) $(PY) -m pytest -n $(PYTEST_WORKERS) -m "database and not slow"
+
+test-slow: venv
+	$(PY) -m pytest -m slow
+
+bench: venv
+	$(PY) -m bench.run
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
+format: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .

@@ -1,0 +1,7 @@
+#!/usr/bin/env python
+"""Django's command-line utility for administrative tasks."""
+
+from enterpriseval.cli import main
+
+if __name__ == "__main__":
+    main()
