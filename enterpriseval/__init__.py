@@ -1,5 +1,6 @@
-"""EnterpriseVal: use-case-level evaluation of LLM workflows for regulated firms."""
+"""EnterpriseVal: use-case-level evaluation of LLM workflows for regulated firms.
 
-from enterpriseval.celery import app as celery_app
-
-__all__ = ["celery_app"]
+Importing this package stays light: the pure statistics core (``enterpriseval.stats``)
+must import without Django or Celery. The Celery app is loaded when Django starts
+(``EnterpriseValConfig.ready``) and by ``celery -A enterpriseval``.
+"""

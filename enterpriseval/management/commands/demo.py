@@ -1,0 +1,94 @@
+"""``enterpriseval demo``: the product's main job on the bundled credit-memo example.
+
+Loads ``examples/credit_memo/`` (seed 003 Use Case B, both models), runs the gate in point
+and conservative mode, prints the results, shows that the paper's printed inverted pair is
+refused, and writes one decision PDF per model under ``out/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from gates.algorithm import gate_evaluate
+from gates.decision_file import DecisionFileError, load_decision_file
+from gates.formatting import format_gate_result, format_number, format_table
+from gates.report import DecisionReport, render_decision_pdf
+
+EXAMPLE_MODELS = ("gemini-2.5", "llama-4")
+
+
+class Command(BaseCommand):
+    help = "Run the bundled credit-memo example end to end and write decision PDFs."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--example-dir",
+            type=Path,
+            default=Path(settings.BASE_DIR) / "examples" / "credit_memo",
+        )
+        parser.add_argument("--out", type=Path, default=Path(settings.OUT_DIR))
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        example_dir: Path = options["example_dir"]
+        out_dir: Path = options["out"]
+        summary = []
+        for model in EXAMPLE_MODELS:
+            try:
+                decision_file = load_decision_file(example_dir / f"{model}.yaml")
+            except DecisionFileError as error:
+                raise CommandError(str(error)) from None
+            point = gate_evaluate(decision_file.gate_input, mode="point")
+            conservative = gate_evaluate(decision_file.gate_input, mode="conservative")
+            name = decision_file.about.get("model", model)
+            for result in (point, conservative):
+                self.stdout.write(format_gate_result(result, title=f"══ {name} ══"))
+                self.stdout.write("")
+            pdf = render_decision_pdf(
+                DecisionReport(
+                    title=f"Gate decision — credit-memo drafting — {name}",
+                    conservative=conservative,
+                    point=point,
+                    about=decision_file.about,
+                    source_path=str(decision_file.path.relative_to(settings.BASE_DIR))
+                    if decision_file.path.is_relative_to(settings.BASE_DIR)
+                    else str(decision_file.path),
+                    source_sha256=decision_file.sha256,
+                ),
+                out_dir / f"credit_memo_{model}_decision.pdf",
+            )
+            summary.append((name, point, conservative, pdf))
+
+        self.stdout.write("══ The pilot's printed thresholds ══")
+        try:
+            load_decision_file(example_dir / "table4_as_printed.yaml")
+        except DecisionFileError as error:
+            self.stdout.write(f"refused, as it must be: {error}")
+        else:
+            raise CommandError("the printed inverted irrelevance-rate pair was not refused")
+
+        self.stdout.write("")
+        self.stdout.write("══ Summary (seed 003 Table 4, Use Case B) ══")
+        header = ["model", "point", "binding", "EI", "conservative", "binding", "EI", "band"]
+        rows = [
+            [
+                name,
+                point.decision,
+                point.binding_metric or "—",
+                format_number(point.ei),
+                conservative.decision,
+                conservative.binding_metric or "—",
+                format_number(conservative.ei),
+                "—"
+                if conservative.ei_band is None
+                else f"[{conservative.ei_band[0]:.2f}, {conservative.ei_band[1]:.2f}]",
+            ]
+            for name, point, conservative, _ in summary
+        ]
+        self.stdout.write(format_table(rows, header))
+        self.stdout.write("")
+        for name, *_, pdf in summary:
+            self.stdout.write(f"wrote {pdf}  ({name})")

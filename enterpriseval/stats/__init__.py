@@ -1,0 +1,36 @@
+"""The statistics core of EnterpriseVal (SPEC §5.4).
+
+Pure Python with numpy, scipy and statsmodels: no Django import (enforced by
+import-linter and by ``tests/stats/test_purity.py``). Names and conventions are
+stable; other parts of the product and outside tests call them.
+"""
+
+from enterpriseval.stats.agreement import cohens_kappa, fleiss_kappa, krippendorff_alpha
+from enterpriseval.stats.cluster import Estimate, cluster_mean_ci, cluster_ratio_ci
+from enterpriseval.stats.intervals import clopper_pearson_interval, wilson_interval
+from enterpriseval.stats.ppi import (
+    classical_mean_ci,
+    ppi_lambda,
+    ppi_mean_ci,
+    ppi_mean_estimate,
+)
+from enterpriseval.stats.reliability import pass_at_k, pass_hat_k
+from enterpriseval.stats.sample_size import required_sample_size
+
+__all__ = [
+    "Estimate",
+    "classical_mean_ci",
+    "clopper_pearson_interval",
+    "cluster_mean_ci",
+    "cluster_ratio_ci",
+    "cohens_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "pass_at_k",
+    "pass_hat_k",
+    "ppi_lambda",
+    "ppi_mean_ci",
+    "ppi_mean_estimate",
+    "required_sample_size",
+    "wilson_interval",
+]

@@ -1,0 +1,90 @@
+"""Read a decision input file (YAML or JSON) into a ``GateInput``.
+
+The file has the shape documented in ``docs/formats.md`` (section "Decision input"). An
+optional top-level ``about`` mapping carries descriptive fields for reports (use case,
+model, notes) and does not enter the decision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gates.algorithm import GateInput, GateInputError, parse_gate_input, validate_gate_input
+
+
+class DecisionFileError(ValueError):
+    """A decision input file that cannot be used, with the file and field at fault."""
+
+    def __init__(self, path: Path | str, field: str | None, message: str) -> None:
+        self.path = str(path)
+        self.field = field
+        self.message = message
+        where = f"{self.path}: {field}" if field else self.path
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class DecisionFile:
+    path: Path
+    sha256: str
+    gate_input: GateInput
+    about: dict[str, Any] = field(default_factory=dict)
+
+
+def load_decision_file(path: Path | str) -> DecisionFile:
+    """Read, parse and validate a decision input file.
+
+    Mode-independent rules (threshold pairs, weights, intervals) are checked here, so an
+    inverted pair is refused on loading; ``gate_evaluate`` checks the mode's own rules
+    (conservative mode needs every CI).
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise DecisionFileError(path, None, f"cannot be read ({error.strerror})") from None
+    data = _parse(path, raw)
+    if not isinstance(data, dict):
+        raise DecisionFileError(path, None, "must hold a mapping with a 'metrics' list at the top")
+    about = data.pop("about", None) or {}
+    if not isinstance(about, dict):
+        raise DecisionFileError(path, "about", "must be a mapping of descriptive fields")
+    try:
+        gate_input = parse_gate_input(data)
+        validate_gate_input(gate_input, mode="point")
+    except GateInputError as error:
+        raise DecisionFileError(path, error.field, error.message) from None
+    return DecisionFile(
+        path=path, sha256=hashlib.sha256(raw).hexdigest(), gate_input=gate_input, about=about
+    )
+
+
+def _parse(path: Path, raw: bytes) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DecisionFileError(
+            path, None, f"is not UTF-8 text (byte {error.start} cannot be decoded)"
+        ) from None
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise DecisionFileError(
+                path,
+                None,
+                f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}",
+            ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or "not valid YAML"
+        raise DecisionFileError(path, None, f"malformed YAML{where}: {problem}") from None

@@ -1,0 +1,33 @@
+"""The pure core imports without Django, DRF or Celery (STYLE.md practice 2)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PURE_MODULES = ["enterpriseval.stats", "gates.algorithm", "gates.value_model"]
+
+
+@pytest.mark.parametrize("module", PURE_MODULES)
+def test_pure_module_imports_without_django_or_celery(module):
+    code = (
+        f"import sys, {module}; "
+        "loaded = sorted(m for m in ('django', 'rest_framework', 'celery') if m in sys.modules); "
+        "print(','.join(loaded))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
+
+
+def test_import_linter_contract_covers_the_pure_modules():
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contract = config["tool"]["importlinter"]["contracts"][0]
+    assert set(contract["source_modules"]) == set(PURE_MODULES)
+    assert "django" in contract["forbidden_modules"]
