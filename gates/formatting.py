@@ -47,9 +47,7 @@ def format_gate_result(result: GateResult, title: str | None = None) -> str:
     """Return a readable report of one gate evaluation."""
     header = ["metric", "θout", "θin", "estimate", "CI", "m used", "ν", "weight", "status"]
     table = format_table([metric_row(m) for m in result.metrics], header)
-    band = (
-        "—" if result.ei_band is None else f"[{result.ei_band[0]:.2f}, {result.ei_band[1]:.2f}]"
-    )
+    band = "—" if result.ei_band is None else f"[{result.ei_band[0]:.2f}, {result.ei_band[1]:.2f}]"
     lines = []
     if title:
         lines += [title, ""]

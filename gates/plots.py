@@ -39,13 +39,13 @@ def _axis_limits(metric: MetricResult) -> tuple[float, float]:
     low, high = low - pad, high + pad
     if min(points) >= 0:
         low = max(low, 0.0)
-    if 0 <= min(points) and max(points) <= 100:
+    if min(points) >= 0 and max(points) <= 100:
         high = min(high, 100.0)  # a percentage never reads beyond 100
     return low, high
 
 
 def threshold_bands_svg(result: GateResult) -> str:
-    """Plot each metric's estimate and CI on its own axis, over its Reject/Conditional/Scale zones."""
+    """Plot each metric's estimate and CI over its Reject / Conditional / Scale zones."""
     metrics = result.metrics
     figure = Figure(figsize=(7.0, 0.75 * len(metrics) + 0.6))
     axes = figure.subplots(len(metrics), 1, squeeze=False)[:, 0]

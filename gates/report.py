@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -44,9 +45,15 @@ def decision_report_html(report: DecisionReport) -> str:
 
 
 def render_decision_pdf(report: DecisionReport, path: Path) -> Path:
-    """Write the report as a PDF at ``path`` and return the path."""
+    """Write the report as a PDF at ``path`` and return the path.
+
+    The PDF is written beside ``path`` and moved into place, so a reader never sees a
+    half-written file.
+    """
     from weasyprint import HTML  # imported here: loading Pango costs time at start-up
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    HTML(string=decision_report_html(report)).write_pdf(path)
+    partial = path.with_name(f".{path.name}.partial")
+    HTML(string=decision_report_html(report)).write_pdf(partial)
+    os.replace(partial, path)
     return path
