@@ -11,7 +11,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test test-sqlite test-postgres bench lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench lint format
 
 setup: system-packages venv migrate
 
@@ -46,11 +46,16 @@ serve: venv
 worker: venv
 	$(VENV)/bin/celery -A enterpriseval worker --loglevel=INFO --concurrency=2
 
-# The test command: the whole suite on SQLite, then every database test on PostgreSQL.
-test: test-sqlite test-postgres
+# The test command: static checks, the whole suite on SQLite, then every database test on
+# PostgreSQL.
+test: static test-sqlite test-postgres
+
+static: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 test-sqlite: venv
-	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow"
 
 test-postgres: venv
@@ -62,10 +67,8 @@ test-slow: venv
 bench: venv
 	$(PY) -m bench.run
 
-lint: venv
-	$(VENV)/bin/ruff check .
+lint: static
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/lint-imports
 
 format: venv
 	$(VENV)/bin/ruff format .

@@ -13,7 +13,7 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from bench.harness import measure  # noqa: E402
+from bench.harness import measure
 
 CASE_MODULES = ("bench.cases_ppi", "bench.cases_agreement")
 

@@ -4,4 +4,4 @@ import os
 
 os.environ["ENTERPRISEVAL_ENV"] = "test"
 
-from enterpriseval.settings import *  # noqa: E402, F403
+from enterpriseval.settings import *  # noqa: F403

@@ -6,11 +6,10 @@ Every public function validates its inputs here so that malformed input raises a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 
 def check_alpha(alpha: float) -> float:
@@ -24,7 +23,7 @@ def check_alpha(alpha: float) -> float:
     return value
 
 
-def as_float_vector(values: Sequence[Any] | NDArray[Any], name: str) -> NDArray[np.float64]:
+def as_float_vector(values: ArrayLike, name: str) -> NDArray[np.float64]:
     """Return ``values`` as a 1-D float array, or raise naming ``name``."""
     try:
         array = np.asarray(values, dtype=np.float64)
@@ -37,7 +36,7 @@ def as_float_vector(values: Sequence[Any] | NDArray[Any], name: str) -> NDArray[
     return array
 
 
-def as_count_vector(values: Sequence[Any] | NDArray[Any], name: str) -> NDArray[np.int64]:
+def as_count_vector(values: ArrayLike, name: str) -> NDArray[np.int64]:
     """Return ``values`` as a 1-D array of non-negative integers, or raise naming ``name``."""
     array = as_float_vector(np.atleast_1d(values), name)
     if (array < 0).any():

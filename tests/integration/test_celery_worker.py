@@ -40,11 +40,14 @@ def producer(var_dir: Path, broker_url: str | None) -> Celery:
     if broker_url:
         return Celery(broker=broker_url)
     queue = var_dir / "celery" / "queue"
+    control = var_dir / "celery" / "control"
     queue.mkdir(parents=True, exist_ok=True)
+    control.mkdir(parents=True, exist_ok=True)
     app = Celery(broker="filesystem://")
     app.conf.broker_transport_options = {
         "data_folder_in": str(queue),
         "data_folder_out": str(queue),
+        "control_folder": str(control),
         "store_processed": False,
     }
     return app
@@ -94,3 +97,4 @@ def test_a_worker_renders_a_decision_report_sent_through_the_broker(tmp_path, br
     assert "Worker-rendered decision" in text
     assert "Scale" in text
     assert "succeeded" in log
+    assert not (ROOT / "control").exists(), "the filesystem broker wrote outside var/"

@@ -13,12 +13,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from gates.algorithm import gate_evaluate
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
-from gates.report import DecisionReport, render_decision_pdf
+from gates.services import decision_report_write
 
-EXAMPLE_MODELS = ("gemini-2.5", "llama-4")
+MODEL_NAMES = {"gemini-2.5": "Gemini 2.5", "llama-4": "Llama 4"}
+EXAMPLE_MODELS = tuple(MODEL_NAMES)
 
 
 class Command(BaseCommand):
@@ -38,29 +38,24 @@ class Command(BaseCommand):
         summary = []
         for model in EXAMPLE_MODELS:
             try:
-                decision_file = load_decision_file(example_dir / f"{model}.yaml")
+                report = decision_report_write(
+                    input_path=example_dir / f"{model}.yaml",
+                    output_path=out_dir / f"credit_memo_{model}_decision.pdf",
+                    title=f"Gate decision — credit-memo drafting — {MODEL_NAMES[model]}",
+                )
             except DecisionFileError as error:
                 raise CommandError(str(error)) from None
-            point = gate_evaluate(decision_file.gate_input, mode="point")
-            conservative = gate_evaluate(decision_file.gate_input, mode="conservative")
-            name = decision_file.about.get("model", model)
-            for result in (point, conservative):
-                self.stdout.write(format_gate_result(result, title=f"══ {name} ══"))
+            for result in (report.point, report.conservative):
+                self.stdout.write(format_gate_result(result, title=f"══ {MODEL_NAMES[model]} ══"))
                 self.stdout.write("")
-            pdf = render_decision_pdf(
-                DecisionReport(
-                    title=f"Gate decision — credit-memo drafting — {name}",
-                    conservative=conservative,
-                    point=point,
-                    about=decision_file.about,
-                    source_path=str(decision_file.path.relative_to(settings.BASE_DIR))
-                    if decision_file.path.is_relative_to(settings.BASE_DIR)
-                    else str(decision_file.path),
-                    source_sha256=decision_file.sha256,
-                ),
-                out_dir / f"credit_memo_{model}_decision.pdf",
+            summary.append(
+                (
+                    MODEL_NAMES[model],
+                    report.point,
+                    report.conservative,
+                    out_dir / f"credit_memo_{model}_decision.pdf",
+                )
             )
-            summary.append((name, point, conservative, pdf))
 
         self.stdout.write("══ The pilot's printed thresholds ══")
         try:
