@@ -46,8 +46,7 @@ serve: venv
 worker: venv
 	$(VENV)/bin/celery -A enterpriseval worker --loglevel=INFO --concurrency=2
 
-# The test command: static checks, the whole suite on SQLite, then every database test on
-# PostgreSQL.
+# The test command: static checks, then the whole suite on SQLite and again on PostgreSQL.
 test: static test-sqlite test-postgres
 
 static: venv
@@ -59,7 +58,7 @@ test-sqlite: venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow"
 
 test-postgres: venv
-	DATABASE_URL=$(POSTGRES_URL) $(PY) -m pytest -n $(PYTEST_WORKERS) -m "database and not slow"
+	DATABASE_URL=$(POSTGRES_URL) $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow"
 
 test-slow: venv
 	$(PY) -m pytest -m slow

@@ -27,7 +27,7 @@ def main() -> int:
             timing = measure(case)
             rows.append(timing)
             print(
-                f"{timing.name:<58} ours {timing.ours_s * 1e3:9.1f} ms   "
+                f"{timing.name:<70} ours {timing.ours_s * 1e3:9.1f} ms   "
                 f"reference {timing.reference_s * 1e3:9.1f} ms   "
                 f"ratio {timing.ratio:5.2f}   {'identical' if timing.identical else 'DIFFERENT'}",
                 flush=True,

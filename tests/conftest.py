@@ -6,7 +6,7 @@ DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "liv
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that touches the database, so CI can re-run them on PostgreSQL."""
+    """Mark every test that touches the database (``-m database`` selects them)."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("django_db") or fixtures & DATABASE_FIXTURES:

@@ -140,3 +140,10 @@ def test_responses_carry_a_content_security_policy_that_forbids_inline_script(cl
     assert "unsafe-inline" not in policy
     assert "object-src 'none'" in policy
     assert response.headers["X-Frame-Options"] == "DENY"
+
+
+@pytest.mark.django_db
+def test_the_suite_runs_on_the_database_that_database_url_names():
+    url = os.environ.get("DATABASE_URL", "")
+    expected = "postgresql" if url.startswith(("postgres://", "postgresql://")) else "sqlite"
+    assert connection.vendor == expected
