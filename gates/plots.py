@@ -114,7 +114,13 @@ def nu_profile_svg(results: Sequence[GateResult]) -> str:
     axis.set_xlim(-1.05, nu_max + 0.1)
     axis.set_xlabel("ν  (0 = θout, 1 = θin, dashed = ν_max)", fontsize=8)
     axis.tick_params(axis="x", labelsize=7)
-    axis.legend(fontsize=7, loc="lower right")
+    axis.legend(
+        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.22),
+        ncol=len(results),
+        frameon=False,
+    )
     for spine in ("top", "right"):
         axis.spines[spine].set_visible(False)
     return figure_svg(figure)

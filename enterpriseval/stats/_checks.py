@@ -12,15 +12,21 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 
+def check_open_unit(value: float, name: str, hint: str = "") -> float:
+    """Return ``value`` as a float, or raise naming ``name`` if it is not in (0, 1)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}") from None
+    if not 0.0 < number < 1.0:
+        suffix = f"; {hint}" if hint else ""
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {value!r}{suffix}")
+    return number
+
+
 def check_alpha(alpha: float) -> float:
     """Return ``alpha`` as a float, or raise if it is not in the open interval (0, 1)."""
-    try:
-        value = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"alpha must be in the open interval (0, 1), got {alpha!r}")
-    return value
+    return check_open_unit(alpha, "alpha")
 
 
 def as_float_vector(values: ArrayLike, name: str) -> NDArray[np.float64]:

@@ -6,22 +6,12 @@ import math
 
 from scipy.stats import norm
 
-from enterpriseval.stats._checks import check_alpha
+from enterpriseval.stats._checks import check_alpha, check_open_unit
 
 # A product such as z²·p(1−p)/margin² that lies within this relative distance of an
 # integer is taken to be that integer: decimal inputs (0.1, 0.05) are not exact in
 # binary, and 100.00000000000001 must not become 101.
 _INTEGER_TOLERANCE = 1e-9
-
-
-def _open_unit_number(value: float, name: str, hint: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}") from None
-    if not 0.0 < number < 1.0:
-        raise ValueError(f"{name} must be in the open interval (0, 1), got {value!r}; {hint}")
-    return number
 
 
 def required_sample_size(p: float, margin: float, alpha: float = 0.05) -> int:
@@ -62,8 +52,8 @@ def required_sample_size(p: float, margin: float, alpha: float = 0.05) -> int:
     ----------
     .. [1] W. G. Cochran, *Sampling Techniques*, 3rd ed., Wiley (1977), Section 4.4.
     """
-    p = _open_unit_number(p, "p", "use p = 0.5 for the worst case when p is unknown")
-    margin = _open_unit_number(
+    p = check_open_unit(p, "p", "use p = 0.5 for the worst case when p is unknown")
+    margin = check_open_unit(
         margin, "margin", "give the half-width as a proportion, e.g. 0.05 for ±5 percentage points"
     )
     alpha = check_alpha(alpha)
