@@ -1,0 +1,5 @@
+"""Audit log API (being written)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,5 @@
+"""configurations api (being written)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,5 @@
+"""task_sets api (being written)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,67 @@
+"""Per-use-case roles (SPEC §1): membership on one use case gives nothing on another.
+
+Every view and API endpoint resolves its use case through :func:`use_case_for`, so an
+outsider gets 404 (the use case's existence does not leak) and a member without the needed
+role gets 403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+from charters.models import Membership, Role, UseCase
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+
+def user_roles(user: AnyUser, use_case: UseCase) -> set[str]:
+    """Return the roles ``user`` holds on ``use_case``."""
+    if not user.is_authenticated:
+        return set()
+    return set(
+        Membership.objects.filter(use_case=use_case, user=user).values_list("role", flat=True)
+    )
+
+
+def use_cases_visible_to(user: AnyUser) -> QuerySet[UseCase]:
+    """Return the use cases on which ``user`` holds any role."""
+    if not user.is_authenticated:
+        return UseCase.objects.none()
+    return UseCase.objects.filter(memberships__user=user).distinct()
+
+
+def use_case_for(
+    user: AnyUser, key_or_pk: str | int, *, roles: Iterable[Role | str] | None = None
+) -> UseCase:
+    """Return the use case if ``user`` is a member (else 404) with one of ``roles`` (else 403).
+
+    ``roles=None`` admits any member.
+    """
+    lookup = {"pk": key_or_pk} if isinstance(key_or_pk, int) else {"key": key_or_pk}
+    use_case = UseCase.objects.filter(**lookup).first()
+    if use_case is None:
+        raise Http404("No such use case.")
+    held = user_roles(user, use_case)
+    if not held:
+        raise Http404("No such use case.")
+    if roles is not None:
+        needed = {str(role) for role in roles}
+        if not held & needed:
+            labels = ", ".join(sorted(Role(role).label for role in needed))
+            raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
+    return use_case
+
+
+def require_role(user: AnyUser, use_case: UseCase, roles: Iterable[Role | str]) -> set[str]:
+    """Raise 403 unless ``user`` holds one of ``roles`` on ``use_case``; return the roles held."""
+    held = user_roles(user, use_case)
+    needed = {str(role) for role in roles}
+    if not held & needed:
+        labels = ", ".join(sorted(Role(role).label for role in needed))
+        raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
+    return held

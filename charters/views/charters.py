@@ -1,0 +1,5 @@
+"""charters views (being written)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

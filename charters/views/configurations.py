@@ -1,0 +1,5 @@
+"""configurations views (being written)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,5 @@
+"""use_cases views (being written)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

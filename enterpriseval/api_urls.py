@@ -1,0 +1,10 @@
+"""REST API v1: each app contributes its endpoints."""
+
+from django.urls import include, path
+from rest_framework.authtoken.views import obtain_auth_token
+
+urlpatterns = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("", include("charters.api.urls")),
+    path("", include("audit.api_urls")),
+]
