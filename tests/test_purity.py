@@ -7,7 +7,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PURE_MODULES = ["enterpriseval.stats", "gates.algorithm", "gates.value_model"]
+PURE_MODULES = [
+    "enterpriseval.stats",
+    "gates.algorithm",
+    "gates.value_model",
+    "audit.canonical",
+    "charters.configurations",
+    "charters.validation",
+    "charters.charter_document",
+    "charters.task_import",
+    "metrics.catalogue",
+]
 
 
 @pytest.mark.parametrize("module", PURE_MODULES)

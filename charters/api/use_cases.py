@@ -1,5 +1,136 @@
-"""use_cases api (being written)."""
+"""Use cases and memberships under /api/v1/use-cases/."""
 
-from django.urls import URLPattern
+from __future__ import annotations
 
-urlpatterns: list[URLPattern] = []
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from charters.models import Membership, Role, UseCase
+from charters.permissions import use_case_for
+from charters.selectors.use_cases import use_case_list, use_case_overview
+from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
+
+
+class UseCaseOutput(serializers.ModelSerializer[UseCase]):
+    autonomy = serializers.CharField(source="autonomy_label")
+    consequence = serializers.CharField(source="consequence_label")
+    intensity = serializers.SerializerMethodField()
+    stage_label = serializers.CharField(source="get_stage_display")
+
+    class Meta:
+        model = UseCase
+        fields = [
+            "key", "name", "business_outcome", "value_hypothesis", "autonomy", "consequence",
+            "intensity", "stage", "stage_label", "created_at",
+        ]
+
+    def get_intensity(self, use_case: UseCase) -> str:
+        return f"E{use_case.intensity}"
+
+
+class UseCaseInput(serializers.Serializer[dict]):
+    key = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=40)
+    name = serializers.CharField(max_length=200)
+    business_outcome = serializers.CharField()
+    value_hypothesis = serializers.CharField()
+    autonomy = serializers.IntegerField(min_value=0, max_value=4)
+    consequence = serializers.IntegerField(min_value=1, max_value=4)
+
+
+class MembershipOutput(serializers.Serializer[Membership]):
+    username = serializers.CharField(source="user.username")
+    role = serializers.CharField()
+    granted_at = serializers.DateTimeField()
+
+
+class MembershipInput(serializers.Serializer[dict]):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class UseCaseListApi(APIView):
+    @extend_schema(responses=UseCaseOutput(many=True), summary="Use cases you are a member of")
+    def get(self, request: Request) -> Response:
+        use_cases = use_case_list(user=request.user)
+        return Response(UseCaseOutput(use_cases, many=True).data)
+
+    @extend_schema(
+        request=UseCaseInput, responses={201: UseCaseOutput}, summary="Create a use case"
+    )
+    def post(self, request: Request) -> Response:
+        data = UseCaseInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        use_case = use_case_create(actor=request.user, **data.validated_data)
+        return Response(UseCaseOutput(use_case).data, status=status.HTTP_201_CREATED)
+
+
+class UseCaseDetailApi(APIView):
+    @extend_schema(responses=UseCaseOutput, summary="A use case with its lifecycle and next steps")
+    def get(self, request: Request, key: str) -> Response:
+        use_case = use_case_for(request.user, key)
+        overview = use_case_overview(use_case=use_case, user=request.user)
+        payload = UseCaseOutput(use_case).data
+        payload["your_roles"] = overview.roles
+        payload["stages"] = [
+            {"stage": row.stage, "label": row.label, "entered_at": row.entered_at}
+            for row in overview.stages
+        ]
+        payload["requirements"] = overview.requirements
+        payload["next_steps"] = overview.next_steps
+        return Response(payload)
+
+
+class MembershipListApi(APIView):
+    @extend_schema(responses=MembershipOutput(many=True), summary="Members and their roles")
+    def get(self, request: Request, key: str) -> Response:
+        use_case = use_case_for(request.user, key)
+        members = Membership.objects.filter(use_case=use_case).select_related("user")
+        return Response(MembershipOutput(members, many=True).data)
+
+    @extend_schema(
+        request=MembershipInput, responses={201: MembershipOutput}, summary="Grant a role"
+    )
+    def post(self, request: Request, key: str) -> Response:
+        use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
+        data = MembershipInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = get_object_or_404(get_user_model(), username=data.validated_data["username"])
+        membership = membership_grant(
+            actor=request.user, use_case=use_case, user=user, role=data.validated_data["role"]
+        )
+        return Response(MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MembershipDetailApi(APIView):
+    @extend_schema(responses={204: None}, summary="Revoke a role")
+    def delete(self, request: Request, key: str, username: str, role: str) -> Response:
+        use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
+        user = get_object_or_404(get_user_model(), username=username)
+        if role not in Role.values:
+            return Response(
+                {"error": {"code": "invalid", "message": f"unknown role {role!r}",
+                           "field": "role", "details": []}},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        membership_revoke(actor=request.user, use_case=use_case, user=user, role=role)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+urlpatterns = [
+    path("use-cases/", UseCaseListApi.as_view(), name="api-use-case-list"),
+    path("use-cases/<str:key>/", UseCaseDetailApi.as_view(), name="api-use-case-detail"),
+    path(
+        "use-cases/<str:key>/members/", MembershipListApi.as_view(), name="api-membership-list"
+    ),
+    path(
+        "use-cases/<str:key>/members/<str:username>/<str:role>/",
+        MembershipDetailApi.as_view(),
+        name="api-membership-detail",
+    ),
+]

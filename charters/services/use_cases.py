@@ -58,8 +58,22 @@ def use_case_create(
 def membership_grant(
     *, actor: AbstractBaseUser, use_case: UseCase, user: AbstractBaseUser, role: Role | str
 ) -> Membership:
-    """Give ``user`` a role on ``use_case`` (idempotent)."""
+    """Give ``user`` a role on ``use_case`` (idempotent).
+
+    Graders are blind to provenance (SPEC §1), so the grader role cannot be combined with a
+    role that sees configurations: charter owner, model owner or reviewer.
+    """
     role = Role(role)
+    held = set(
+        Membership.objects.filter(use_case=use_case, user=user).values_list("role", flat=True)
+    )
+    sighted = {Role.CHARTER_OWNER, Role.MODEL_OWNER, Role.REVIEWER}
+    if (role == Role.GRADER and held & sighted) or (role in sighted and Role.GRADER in held):
+        raise ConflictError(
+            f"{user.get_username()} cannot be a grader and a charter owner, model owner or "
+            "reviewer on the same use case: graders must stay blind to provenance",
+            field="role",
+        )
     membership, created = Membership.objects.get_or_create(
         use_case=use_case, user=user, role=role, defaults={"granted_by": actor}
     )

@@ -1,0 +1,173 @@
+"""Admin for Layer 1: everything visible, nothing frozen editable.
+
+Signed charters, configurations, task sets and their content, signatures, deviations and
+unblinding events are read-only here; the services are the only way to change state, so
+every change is validated and audited.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db import transaction
+from django.http import HttpRequest
+
+from audit.services import audit_record
+
+from charters.models import (
+    Charter,
+    CharterMetric,
+    Configuration,
+    Deviation,
+    GuidanceItem,
+    KeyElement,
+    Membership,
+    Signature,
+    SourceChunk,
+    StageEvent,
+    Task,
+    TaskSet,
+    UnblindingEvent,
+    UseCase,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Show every field; allow no add, change or delete."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """Record every change made through the admin in the audit log."""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            audit_record(
+                actor=request.user,
+                action=f"admin.{'change' if change else 'add'}",
+                target=obj,
+                payload={"changed": sorted(form.changed_data)},
+            )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with transaction.atomic():
+            audit_record(actor=request.user, action="admin.delete", target=obj, payload={})
+            super().delete_model(request, obj)
+
+
+@admin.register(UseCase)
+class UseCaseAdmin(AuditedAdmin):
+    list_display = ["key", "name", "autonomy", "consequence", "intensity", "stage", "created_at"]
+    search_fields = ["key", "name"]
+    readonly_fields = ["stage", "created_by", "created_at"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="E")
+    def intensity(self, obj: UseCase) -> str:
+        return f"E{obj.intensity}"
+
+
+@admin.register(Membership)
+class MembershipAdmin(AuditedAdmin):
+    list_display = ["use_case", "user", "role", "granted_at"]
+    list_filter = ["role"]
+    autocomplete_fields = ["user"]
+
+
+@admin.register(StageEvent)
+class StageEventAdmin(ReadOnlyAdmin):
+    list_display = ["use_case", "stage", "entered_at", "actor"]
+
+
+class CharterMetricInline(admin.TabularInline):
+    model = CharterMetric
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return obj is not None and not obj.is_frozen
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return obj is None or not obj.is_frozen
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return obj is not None and not obj.is_frozen
+
+
+@admin.register(Charter)
+class CharterAdmin(AuditedAdmin):
+    list_display = ["use_case", "version", "frozen_at", "sha256"]
+    list_filter = ["use_case"]
+    readonly_fields = ["canonical_json", "sha256", "frozen_at", "created_by", "created_at"]
+    inlines = [CharterMetricInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # drafts are created through the charter editor (validated, audited)
+
+    def has_change_permission(self, request: HttpRequest, obj: Charter | None = None) -> bool:
+        return obj is None or not obj.is_frozen
+
+    def has_delete_permission(self, request: HttpRequest, obj: Charter | None = None) -> bool:
+        return False
+
+
+@admin.register(Signature)
+class SignatureAdmin(ReadOnlyAdmin):
+    list_display = ["charter", "role", "user", "signed_at", "content_sha256"]
+
+
+@admin.register(Deviation)
+class DeviationAdmin(ReadOnlyAdmin):
+    list_display = ["charter", "previous", "created_by", "created_at"]
+
+
+@admin.register(UnblindingEvent)
+class UnblindingEventAdmin(ReadOnlyAdmin):
+    list_display = ["use_case", "charter", "actor", "occurred_at", "reason"]
+
+
+@admin.register(Configuration)
+class ConfigurationAdmin(ReadOnlyAdmin):
+    list_display = ["use_case", "name", "version", "model_ref", "sha256", "created_at"]
+    list_filter = ["use_case"]
+
+
+@admin.register(TaskSet)
+class TaskSetAdmin(ReadOnlyAdmin):
+    list_display = ["use_case", "name", "version", "line_count", "manifest_sha256", "created_at"]
+
+
+@admin.register(Task)
+class TaskAdmin(ReadOnlyAdmin):
+    list_display = ["external_id", "task_set", "split", "expected_abstention"]
+    list_filter = ["split"]
+    list_select_related = ["task_set"]
+
+
+@admin.register(SourceChunk)
+class SourceChunkAdmin(ReadOnlyAdmin):
+    list_display = ["chunk_id", "task", "source"]
+    list_select_related = ["task"]
+
+
+@admin.register(KeyElement)
+class KeyElementAdmin(ReadOnlyAdmin):
+    list_display = ["element_id", "task"]
+    list_select_related = ["task"]
+
+
+@admin.register(GuidanceItem)
+class GuidanceItemAdmin(ReadOnlyAdmin):
+    list_display = ["item_id", "task", "mandatory"]
+    list_select_related = ["task"]
