@@ -6,8 +6,9 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-# Debian packages WeasyPrint needs (RECIPES.md), and poppler-utils to look at PDFs.
-APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils
+# Debian packages WeasyPrint needs (RECIPES.md), poppler-utils to look at PDFs, and Chromium
+# for the browser tests (Playwright drives /usr/bin/chromium; it never downloads a browser).
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils chromium
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
