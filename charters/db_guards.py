@@ -79,8 +79,8 @@ def sqlite_install() -> list[str]:
     statements = []
     for table, message in IMMUTABLE_TABLES.items():
         statements.append(
-            f"CREATE TRIGGER {table}_immutable BEFORE UPDATE ON {table} "
-            f"BEGIN SELECT RAISE(ABORT, 'enterpriseval: UPDATE on {table} refused: {message}'); END;"
+            f"CREATE TRIGGER {table}_immutable BEFORE UPDATE ON {table} BEGIN "
+            f"SELECT RAISE(ABORT, 'enterpriseval: UPDATE on {table} refused: {message}'); END;"
         )
     statements.append(
         "CREATE TRIGGER charters_charter_frozen BEFORE UPDATE ON charters_charter "

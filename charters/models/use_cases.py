@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+
+from charters.validation import evaluation_intensity
 
 
 class Autonomy(models.IntegerChoices):
@@ -40,11 +40,6 @@ class Role(models.TextChoices):
     GRADER = "grader", "Grader"
     ADJUDICATOR = "adjudicator", "Adjudicator"
     REVIEWER = "reviewer", "Second-line reviewer / risk committee"
-
-
-def evaluation_intensity(autonomy: int, consequence: int) -> int:
-    """Return E(a, c) = ⌈(a + c) / 2⌉ (SPEC §2)."""
-    return math.ceil((autonomy + consequence) / 2)
 
 
 class UseCase(models.Model):

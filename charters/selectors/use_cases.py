@@ -18,20 +18,7 @@ from charters.models import (
     UseCase,
 )
 from charters.models.charters import SIGNING_ROLES
-
-INTENSITY_REQUIREMENTS = {
-    1: "automatic or judge metrics with CIs; n reported",
-    2: "human grading with ≥ 2 graders and κ per field; cluster-robust CIs; gates on "
-    "conservative bounds",
-    3: "K ≥ 4 repeats with pass^1/2/4; calibrated judge with PPI; stress set reported",
-    4: "adversarial injected-instruction suite; oversight study (seeded defects, ρ_catch, FAR); "
-    "independent second-line sign-off",
-}
-
-
-def intensity_requirements(intensity: int) -> list[str]:
-    """Return the cumulative minimum evidence of SPEC §6.4 for evaluation intensity E."""
-    return [f"E{level}: {INTENSITY_REQUIREMENTS[level]}" for level in range(1, intensity + 1)]
+from charters.validation import intensity_requirements
 
 
 def use_case_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[UseCase]:
