@@ -14,7 +14,6 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from audit.services import audit_record
-
 from charters.models import (
     Charter,
     CharterMetric,

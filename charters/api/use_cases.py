@@ -26,8 +26,16 @@ class UseCaseOutput(serializers.ModelSerializer[UseCase]):
     class Meta:
         model = UseCase
         fields = [
-            "key", "name", "business_outcome", "value_hypothesis", "autonomy", "consequence",
-            "intensity", "stage", "stage_label", "created_at",
+            "key",
+            "name",
+            "business_outcome",
+            "value_hypothesis",
+            "autonomy",
+            "consequence",
+            "intensity",
+            "stage",
+            "stage_label",
+            "created_at",
         ]
 
     def get_intensity(self, use_case: UseCase) -> str:
@@ -114,8 +122,14 @@ class MembershipDetailApi(APIView):
         user = get_object_or_404(get_user_model(), username=username)
         if role not in Role.values:
             return Response(
-                {"error": {"code": "invalid", "message": f"unknown role {role!r}",
-                           "field": "role", "details": []}},
+                {
+                    "error": {
+                        "code": "invalid",
+                        "message": f"unknown role {role!r}",
+                        "field": "role",
+                        "details": [],
+                    }
+                },
                 status=status.HTTP_400_BAD_REQUEST,
             )
         membership_revoke(actor=request.user, use_case=use_case, user=user, role=role)
@@ -125,9 +139,7 @@ class MembershipDetailApi(APIView):
 urlpatterns = [
     path("use-cases/", UseCaseListApi.as_view(), name="api-use-case-list"),
     path("use-cases/<str:key>/", UseCaseDetailApi.as_view(), name="api-use-case-detail"),
-    path(
-        "use-cases/<str:key>/members/", MembershipListApi.as_view(), name="api-membership-list"
-    ),
+    path("use-cases/<str:key>/members/", MembershipListApi.as_view(), name="api-membership-list"),
     path(
         "use-cases/<str:key>/members/<str:username>/<str:role>/",
         MembershipDetailApi.as_view(),

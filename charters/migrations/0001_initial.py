@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,268 +15,672 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Charter',
+            name="Charter",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField()),
-                ('nu_max', models.FloatField(default=3.0)),
-                ('confidence', models.FloatField(default=0.95)),
-                ('kappa_target', models.FloatField(default=0.6)),
-                ('repeats_k', models.PositiveSmallIntegerField(default=1)),
-                ('alternative_weights', models.JSONField(blank=True, default=dict)),
-                ('baseline', models.TextField(blank=True)),
-                ('measurement_mode', models.CharField(choices=[('estimated', 'Estimated baseline'), ('observed', 'Observed baseline')], default='estimated', max_length=12)),
-                ('value_inputs', models.JSONField(blank=True, default=dict)),
-                ('reevaluation_triggers', models.JSONField(blank=True, default=list)),
-                ('next_review_date', models.DateField(blank=True, null=True)),
-                ('revision_reason', models.TextField(blank=True)),
-                ('canonical_json', models.TextField(blank=True, editable=False)),
-                ('sha256', models.CharField(blank=True, editable=False, max_length=64)),
-                ('frozen_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('previous', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='next_version', to='charters.charter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.PositiveIntegerField()),
+                ("nu_max", models.FloatField(default=3.0)),
+                ("confidence", models.FloatField(default=0.95)),
+                ("kappa_target", models.FloatField(default=0.6)),
+                ("repeats_k", models.PositiveSmallIntegerField(default=1)),
+                ("alternative_weights", models.JSONField(blank=True, default=dict)),
+                ("baseline", models.TextField(blank=True)),
+                (
+                    "measurement_mode",
+                    models.CharField(
+                        choices=[
+                            ("estimated", "Estimated baseline"),
+                            ("observed", "Observed baseline"),
+                        ],
+                        default="estimated",
+                        max_length=12,
+                    ),
+                ),
+                ("value_inputs", models.JSONField(blank=True, default=dict)),
+                ("reevaluation_triggers", models.JSONField(blank=True, default=list)),
+                ("next_review_date", models.DateField(blank=True, null=True)),
+                ("revision_reason", models.TextField(blank=True)),
+                ("canonical_json", models.TextField(blank=True, editable=False)),
+                ("sha256", models.CharField(blank=True, editable=False, max_length=64)),
+                ("frozen_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "previous",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="next_version",
+                        to="charters.charter",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['use_case', 'version'],
+                "ordering": ["use_case", "version"],
             },
         ),
         migrations.CreateModel(
-            name='Deviation',
+            name="Deviation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('charter', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='deviation', to='charters.charter')),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('previous', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='charters.charter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("reason", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "charter",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="deviation",
+                        to="charters.charter",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "previous",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="charters.charter",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
+                "ordering": ["created_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='TaskSet',
+            name="TaskSet",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=80)),
-                ('version', models.PositiveIntegerField()),
-                ('source_filename', models.CharField(max_length=255)),
-                ('manifest_sha256', models.CharField(help_text='SHA-256 of the imported file.', max_length=64)),
-                ('line_count', models.PositiveIntegerField()),
-                ('split_counts', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.SlugField(max_length=80)),
+                ("version", models.PositiveIntegerField()),
+                ("source_filename", models.CharField(max_length=255)),
+                (
+                    "manifest_sha256",
+                    models.CharField(help_text="SHA-256 of the imported file.", max_length=64),
+                ),
+                ("line_count", models.PositiveIntegerField()),
+                ("split_counts", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['use_case', 'name', 'version'],
+                "ordering": ["use_case", "name", "version"],
             },
         ),
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=120)),
-                ('split', models.CharField(choices=[('dev', 'dev (tuning)'), ('graded', 'graded (the evaluation)'), ('stress', 'stress')], max_length=6)),
-                ('input', models.TextField()),
-                ('input_sha256', models.CharField(max_length=64)),
-                ('reference', models.TextField(blank=True)),
-                ('expected_abstention', models.BooleanField(default=False)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('line_number', models.PositiveIntegerField()),
-                ('task_set', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='tasks', to='charters.taskset')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=120)),
+                (
+                    "split",
+                    models.CharField(
+                        choices=[
+                            ("dev", "dev (tuning)"),
+                            ("graded", "graded (the evaluation)"),
+                            ("stress", "stress"),
+                        ],
+                        max_length=6,
+                    ),
+                ),
+                ("input", models.TextField()),
+                ("input_sha256", models.CharField(max_length=64)),
+                ("reference", models.TextField(blank=True)),
+                ("expected_abstention", models.BooleanField(default=False)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("line_number", models.PositiveIntegerField()),
+                (
+                    "task_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="tasks",
+                        to="charters.taskset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task_set', 'line_number'],
+                "ordering": ["task_set", "line_number"],
             },
         ),
         migrations.CreateModel(
-            name='UseCase',
+            name="UseCase",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(help_text='Short stable identifier, e.g. CREDIT-MEMO-B.', max_length=40, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.-]*$', 'letters, digits, . _ -')])),
-                ('name', models.CharField(max_length=200)),
-                ('business_outcome', models.TextField()),
-                ('value_hypothesis', models.TextField()),
-                ('autonomy', models.PositiveSmallIntegerField(choices=[(0, 'A0 informational (user-led, no action)'), (1, 'A1 assistive drafting (human edits every output)'), (2, 'A2 structured judgements a human approves'), (3, 'A3 agent that plans and acts with checkpoints'), (4, 'A4 autonomous agent with exception-only oversight')])),
-                ('consequence', models.PositiveSmallIntegerField(choices=[(1, 'C1 low'), (2, 'C2 moderate'), (3, 'C3 high (material financial, customer or regulatory harm)'), (4, 'C4 critical')], validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(4)])),
-                ('stage', models.PositiveSmallIntegerField(choices=[(1, '1 Charter'), (2, '2 Configure and freeze σ'), (3, '3 Build gold set and sample'), (4, '4 Run'), (5, '5 Grade'), (6, '6 Gate'), (7, '7 Decide and monitor')], default=1)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "key",
+                    models.CharField(
+                        help_text="Short stable identifier, e.g. CREDIT-MEMO-B.",
+                        max_length=40,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "letters, digits, . _ -"
+                            )
+                        ],
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("business_outcome", models.TextField()),
+                ("value_hypothesis", models.TextField()),
+                (
+                    "autonomy",
+                    models.PositiveSmallIntegerField(
+                        choices=[
+                            (0, "A0 informational (user-led, no action)"),
+                            (1, "A1 assistive drafting (human edits every output)"),
+                            (2, "A2 structured judgements a human approves"),
+                            (3, "A3 agent that plans and acts with checkpoints"),
+                            (4, "A4 autonomous agent with exception-only oversight"),
+                        ]
+                    ),
+                ),
+                (
+                    "consequence",
+                    models.PositiveSmallIntegerField(
+                        choices=[
+                            (1, "C1 low"),
+                            (2, "C2 moderate"),
+                            (3, "C3 high (material financial, customer or regulatory harm)"),
+                            (4, "C4 critical"),
+                        ],
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(4),
+                        ],
+                    ),
+                ),
+                (
+                    "stage",
+                    models.PositiveSmallIntegerField(
+                        choices=[
+                            (1, "1 Charter"),
+                            (2, "2 Configure and freeze σ"),
+                            (3, "3 Build gold set and sample"),
+                            (4, "4 Run"),
+                            (5, "5 Grade"),
+                            (6, "6 Gate"),
+                            (7, "7 Decide and monitor"),
+                        ],
+                        default=1,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['key'],
+                "ordering": ["key"],
             },
         ),
         migrations.CreateModel(
-            name='UnblindingEvent',
+            name="UnblindingEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(max_length=300)),
-                ('occurred_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('charter', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='charters.charter')),
-                ('use_case', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='unblindings', to='charters.usecase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("reason", models.CharField(max_length=300)),
+                ("occurred_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "charter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="charters.charter",
+                    ),
+                ),
+                (
+                    "use_case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="unblindings",
+                        to="charters.usecase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['occurred_at', 'pk'],
+                "ordering": ["occurred_at", "pk"],
             },
         ),
         migrations.AddField(
-            model_name='taskset',
-            name='use_case',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='task_sets', to='charters.usecase'),
+            model_name="taskset",
+            name="use_case",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="task_sets",
+                to="charters.usecase",
+            ),
         ),
         migrations.CreateModel(
-            name='StageEvent',
+            name="StageEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stage', models.PositiveSmallIntegerField(choices=[(1, '1 Charter'), (2, '2 Configure and freeze σ'), (3, '3 Build gold set and sample'), (4, '4 Run'), (5, '5 Grade'), (6, '6 Gate'), (7, '7 Decide and monitor')])),
-                ('entered_at', models.DateTimeField(auto_now_add=True)),
-                ('note', models.CharField(blank=True, max_length=300)),
-                ('actor', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('use_case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='stage_events', to='charters.usecase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "stage",
+                    models.PositiveSmallIntegerField(
+                        choices=[
+                            (1, "1 Charter"),
+                            (2, "2 Configure and freeze σ"),
+                            (3, "3 Build gold set and sample"),
+                            (4, "4 Run"),
+                            (5, "5 Grade"),
+                            (6, "6 Gate"),
+                            (7, "7 Decide and monitor"),
+                        ]
+                    ),
+                ),
+                ("entered_at", models.DateTimeField(auto_now_add=True)),
+                ("note", models.CharField(blank=True, max_length=300)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "use_case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="stage_events",
+                        to="charters.usecase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['entered_at', 'pk'],
+                "ordering": ["entered_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('charter_owner', 'Charter owner'), ('model_owner', 'Model owner'), ('grader', 'Grader'), ('adjudicator', 'Adjudicator'), ('reviewer', 'Second-line reviewer / risk committee')], max_length=20)),
-                ('granted_at', models.DateTimeField(auto_now_add=True)),
-                ('granted_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
-                ('use_case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='charters.usecase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("charter_owner", "Charter owner"),
+                            ("model_owner", "Model owner"),
+                            ("grader", "Grader"),
+                            ("adjudicator", "Adjudicator"),
+                            ("reviewer", "Second-line reviewer / risk committee"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("granted_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "granted_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "use_case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="charters.usecase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['use_case', 'role', 'user'],
+                "ordering": ["use_case", "role", "user"],
             },
         ),
         migrations.CreateModel(
-            name='Configuration',
+            name="Configuration",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=80)),
-                ('version', models.PositiveIntegerField()),
-                ('document', models.JSONField(help_text='The validated σ document.')),
-                ('canonical_json', models.TextField()),
-                ('sha256', models.CharField(db_index=True, max_length=64)),
-                ('model_ref', models.CharField(help_text='provider/model id of M.', max_length=200)),
-                ('source_format', models.CharField(choices=[('yaml', 'YAML'), ('json', 'JSON')], max_length=4)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('use_case', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='configurations', to='charters.usecase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.SlugField(max_length=80)),
+                ("version", models.PositiveIntegerField()),
+                ("document", models.JSONField(help_text="The validated σ document.")),
+                ("canonical_json", models.TextField()),
+                ("sha256", models.CharField(db_index=True, max_length=64)),
+                (
+                    "model_ref",
+                    models.CharField(help_text="provider/model id of M.", max_length=200),
+                ),
+                (
+                    "source_format",
+                    models.CharField(choices=[("yaml", "YAML"), ("json", "JSON")], max_length=4),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "use_case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="configurations",
+                        to="charters.usecase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['use_case', 'name', 'version'],
+                "ordering": ["use_case", "name", "version"],
             },
         ),
         migrations.AddField(
-            model_name='charter',
-            name='use_case',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='charters', to='charters.usecase'),
+            model_name="charter",
+            name="use_case",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="charters",
+                to="charters.usecase",
+            ),
         ),
         migrations.CreateModel(
-            name='CharterMetric',
+            name="CharterMetric",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('metric_id', models.CharField(max_length=60)),
-                ('treatment', models.CharField(choices=[('gated', 'Gated'), ('informational', 'Informational')], max_length=14)),
-                ('theta_out', models.FloatField(blank=True, null=True)),
-                ('theta_in', models.FloatField(blank=True, null=True)),
-                ('weight', models.FloatField(blank=True, null=True)),
-                ('harm_statement', models.TextField(blank=True)),
-                ('planned_n', models.PositiveIntegerField(blank=True, null=True)),
-                ('reason', models.TextField(blank=True, help_text='Why the metric is informational.')),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('charter', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='metrics', to='charters.charter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("metric_id", models.CharField(max_length=60)),
+                (
+                    "treatment",
+                    models.CharField(
+                        choices=[("gated", "Gated"), ("informational", "Informational")],
+                        max_length=14,
+                    ),
+                ),
+                ("theta_out", models.FloatField(blank=True, null=True)),
+                ("theta_in", models.FloatField(blank=True, null=True)),
+                ("weight", models.FloatField(blank=True, null=True)),
+                ("harm_statement", models.TextField(blank=True)),
+                ("planned_n", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "reason",
+                    models.TextField(blank=True, help_text="Why the metric is informational."),
+                ),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "charter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="metrics",
+                        to="charters.charter",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['charter', 'position', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('charter', 'metric_id'), name='charter_metric_unique')],
+                "ordering": ["charter", "position", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("charter", "metric_id"), name="charter_metric_unique"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Signature',
+            name="Signature",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('charter_owner', 'Charter owner'), ('model_owner', 'Model owner'), ('reviewer', 'Second-line reviewer / risk committee')], max_length=20)),
-                ('content_sha256', models.CharField(max_length=64)),
-                ('signed_at', models.DateTimeField(auto_now_add=True)),
-                ('charter', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='signatures', to='charters.charter')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("charter_owner", "Charter owner"),
+                            ("model_owner", "Model owner"),
+                            ("reviewer", "Second-line reviewer / risk committee"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("content_sha256", models.CharField(max_length=64)),
+                ("signed_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "charter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="signatures",
+                        to="charters.charter",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['charter', 'signed_at', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('charter', 'role', 'content_sha256'), name='signature_unique_role')],
+                "ordering": ["charter", "signed_at", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("charter", "role", "content_sha256"), name="signature_unique_role"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='SourceChunk',
+            name="SourceChunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('chunk_id', models.CharField(max_length=120)),
-                ('source', models.CharField(blank=True, max_length=255)),
-                ('text', models.TextField()),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='source_chunks', to='charters.task')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("chunk_id", models.CharField(max_length=120)),
+                ("source", models.CharField(blank=True, max_length=255)),
+                ("text", models.TextField()),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="source_chunks",
+                        to="charters.task",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('task', 'chunk_id'), name='source_chunk_unique_id')],
+                "ordering": ["task", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("task", "chunk_id"), name="source_chunk_unique_id"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='KeyElement',
+            name="KeyElement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('element_id', models.CharField(max_length=120)),
-                ('text', models.TextField()),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='key_elements', to='charters.task')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("element_id", models.CharField(max_length=120)),
+                ("text", models.TextField()),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="key_elements",
+                        to="charters.task",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('task', 'element_id'), name='key_element_unique_id')],
+                "ordering": ["task", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("task", "element_id"), name="key_element_unique_id"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='GuidanceItem',
+            name="GuidanceItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('item_id', models.CharField(max_length=120)),
-                ('text', models.TextField()),
-                ('mandatory', models.BooleanField(default=True)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='guidance_items', to='charters.task')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("item_id", models.CharField(max_length=120)),
+                ("text", models.TextField()),
+                ("mandatory", models.BooleanField(default=True)),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="guidance_items",
+                        to="charters.task",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('task', 'item_id'), name='guidance_item_unique_id')],
+                "ordering": ["task", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("task", "item_id"), name="guidance_item_unique_id"
+                    )
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['task_set', 'split'], name='charters_ta_task_se_05b8f8_idx'),
+            model_name="task",
+            index=models.Index(fields=["task_set", "split"], name="charters_ta_task_se_05b8f8_idx"),
         ),
         migrations.AddConstraint(
-            model_name='task',
-            constraint=models.UniqueConstraint(fields=('task_set', 'external_id'), name='task_unique_id'),
+            model_name="task",
+            constraint=models.UniqueConstraint(
+                fields=("task_set", "external_id"), name="task_unique_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='taskset',
-            constraint=models.UniqueConstraint(fields=('use_case', 'name', 'version'), name='task_set_unique_version'),
+            model_name="taskset",
+            constraint=models.UniqueConstraint(
+                fields=("use_case", "name", "version"), name="task_set_unique_version"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('use_case', 'user', 'role'), name='membership_unique_role'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                fields=("use_case", "user", "role"), name="membership_unique_role"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='configuration',
-            constraint=models.UniqueConstraint(fields=('use_case', 'name', 'version'), name='configuration_unique_version'),
+            model_name="configuration",
+            constraint=models.UniqueConstraint(
+                fields=("use_case", "name", "version"), name="configuration_unique_version"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='charter',
-            constraint=models.UniqueConstraint(fields=('use_case', 'version'), name='charter_unique_version'),
+            model_name="charter",
+            constraint=models.UniqueConstraint(
+                fields=("use_case", "version"), name="charter_unique_version"
+            ),
         ),
     ]

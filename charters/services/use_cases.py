@@ -126,8 +126,12 @@ def use_case_advance(
         actor=actor,
         action="usecase.stage",
         target=locked,
-        payload={"stage": int(stage), "label": stage.label, "note": note,
-                 "at": timezone.now().isoformat()},
+        payload={
+            "stage": int(stage),
+            "label": stage.label,
+            "note": note,
+            "at": timezone.now().isoformat(),
+        },
     )
     use_case.stage = locked.stage
     return locked

@@ -82,9 +82,7 @@ def use_case_members(request: HttpRequest, key: str) -> HttpResponse:
                 messages.success(request, f"{user.get_username()} added.")
                 return redirect("use-case-members", key=use_case.key)
     overview = use_case_overview(use_case=use_case, user=request.user)
-    return render(
-        request, "charters/use_case_members.html", {"overview": overview, "form": form}
-    )
+    return render(request, "charters/use_case_members.html", {"overview": overview, "form": form})
 
 
 def _revoke(request: HttpRequest, use_case: UseCase) -> None:

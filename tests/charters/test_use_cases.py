@@ -50,8 +50,13 @@ def test_intensity_is_the_ceiling_of_the_mean_of_autonomy_and_consequence(
 def test_a_duplicate_key_is_refused_naming_the_key(personas):
     with pytest.raises(ConflictError) as raised:
         use_case_create(
-            actor=personas.owner, key="CREDIT-MEMO-B", name="x", business_outcome="x",
-            value_hypothesis="x", autonomy=1, consequence=1,
+            actor=personas.owner,
+            key="CREDIT-MEMO-B",
+            name="x",
+            business_outcome="x",
+            value_hypothesis="x",
+            autonomy=1,
+            consequence=1,
         )
     assert raised.value.field == "key"
 
@@ -62,20 +67,25 @@ def test_stages_only_move_forward_and_each_entry_is_timestamped(personas):
     use_case_advance(actor=personas.owner, use_case=use_case, stage=Stage.CONFIGURE)
     use_case.refresh_from_db()
     assert use_case.stage == Stage.GOLD_SET
-    assert list(
-        StageEvent.objects.filter(use_case=use_case).values_list("stage", flat=True)
-    ) == [Stage.CHARTER, Stage.GOLD_SET]
+    assert list(StageEvent.objects.filter(use_case=use_case).values_list("stage", flat=True)) == [
+        Stage.CHARTER,
+        Stage.GOLD_SET,
+    ]
 
 
 def test_a_grader_cannot_also_hold_a_role_that_sees_provenance(personas):
     with pytest.raises(ConflictError, match="blind to provenance"):
         membership_grant(
-            actor=personas.owner, use_case=personas.use_case, user=personas.grader,
+            actor=personas.owner,
+            use_case=personas.use_case,
+            user=personas.grader,
             role=Role.MODEL_OWNER,
         )
     with pytest.raises(ConflictError, match="blind to provenance"):
         membership_grant(
-            actor=personas.owner, use_case=personas.use_case, user=personas.reviewer,
+            actor=personas.owner,
+            use_case=personas.use_case,
+            user=personas.reviewer,
             role=Role.GRADER,
         )
 
@@ -83,15 +93,22 @@ def test_a_grader_cannot_also_hold_a_role_that_sees_provenance(personas):
 def test_the_last_charter_owner_cannot_be_removed(personas):
     with pytest.raises(ConflictError, match="at least one charter owner"):
         membership_revoke(
-            actor=personas.owner, use_case=personas.use_case, user=personas.owner,
+            actor=personas.owner,
+            use_case=personas.use_case,
+            user=personas.owner,
             role=Role.CHARTER_OWNER,
         )
 
 
 def test_membership_on_one_use_case_gives_nothing_on_another(personas):
     other = use_case_create(
-        actor=personas.outsider, key="OTHER", name="Other", business_outcome="x",
-        value_hypothesis="x", autonomy=0, consequence=1,
+        actor=personas.outsider,
+        key="OTHER",
+        name="Other",
+        business_outcome="x",
+        value_hypothesis="x",
+        autonomy=0,
+        consequence=1,
     )
     response = api(personas.owner).get(f"/api/v1/use-cases/{other.key}/")
     assert response.status_code == 404
@@ -126,8 +143,14 @@ def test_use_case_detail_is_404_for_an_outsider_and_200_for_every_member(persona
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("owner", 201), ("model_owner", 403), ("grader", 403), ("adjudicator", 403),
-     ("reviewer", 403), ("outsider", 404)],
+    [
+        ("owner", 201),
+        ("model_owner", 403),
+        ("grader", 403),
+        ("adjudicator", 403),
+        ("reviewer", 403),
+        ("outsider", 404),
+    ],
 )
 def test_only_the_charter_owner_grants_roles(personas, django_user_model, name, expected):
     django_user_model.objects.create_user(username="newcomer")
@@ -144,8 +167,14 @@ def test_only_the_charter_owner_grants_roles(personas, django_user_model, name, 
 def test_creating_a_use_case_through_the_api_returns_it_with_its_intensity(personas):
     response = api(personas.outsider).post(
         "/api/v1/use-cases/",
-        {"key": "CTRL-A", "name": "Control assessment", "business_outcome": "b",
-         "value_hypothesis": "v", "autonomy": 2, "consequence": 3},
+        {
+            "key": "CTRL-A",
+            "name": "Control assessment",
+            "business_outcome": "b",
+            "value_hypothesis": "v",
+            "autonomy": 2,
+            "consequence": 3,
+        },
         format="json",
     )
     assert response.status_code == 201
@@ -169,8 +198,13 @@ def test_revoking_a_role_is_audited(personas):
 def test_the_use_case_list_uses_a_fixed_number_of_queries(personas, django_assert_num_queries):
     for index in range(5):
         use_case_create(
-            actor=personas.owner, key=f"UC-{index}", name="x", business_outcome="x",
-            value_hypothesis="x", autonomy=1, consequence=2,
+            actor=personas.owner,
+            key=f"UC-{index}",
+            name="x",
+            business_outcome="x",
+            value_hypothesis="x",
+            autonomy=1,
+            consequence=2,
         )
     client = api(personas.owner)
     with django_assert_num_queries(2):
@@ -211,8 +245,13 @@ def test_pages_redirect_anonymous_users_to_sign_in(client):
 
 def test_the_dashboard_escapes_untrusted_text(client, personas):
     use_case_create(
-        actor=personas.owner, key="XSS", name="<script>alert(1)</script>",
-        business_outcome="x", value_hypothesis="x", autonomy=1, consequence=1,
+        actor=personas.owner,
+        key="XSS",
+        name="<script>alert(1)</script>",
+        business_outcome="x",
+        value_hypothesis="x",
+        autonomy=1,
+        consequence=1,
     )
     client.force_login(personas.owner)
     html = client.get(reverse("dashboard")).content.decode()
@@ -222,8 +261,14 @@ def test_the_dashboard_escapes_untrusted_text(client, personas):
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("owner", 200), ("model_owner", 403), ("grader", 403), ("reviewer", 403),
-     ("adjudicator", 403), ("outsider", 404)],
+    [
+        ("owner", 200),
+        ("model_owner", 403),
+        ("grader", 403),
+        ("reviewer", 403),
+        ("adjudicator", 403),
+        ("outsider", 404),
+    ],
 )
 def test_the_members_page_is_for_charter_owners(client, personas, name, expected):
     client.force_login(personas.by_name(name))
@@ -234,8 +279,14 @@ def test_creating_a_use_case_in_the_browser_form(client, personas):
     client.force_login(personas.outsider)
     response = client.post(
         reverse("use-case-new"),
-        {"key": "UC-C", "name": "Procedure transformation", "business_outcome": "b",
-         "value_hypothesis": "v", "autonomy": 1, "consequence": 2},
+        {
+            "key": "UC-C",
+            "name": "Procedure transformation",
+            "business_outcome": "b",
+            "value_hypothesis": "v",
+            "autonomy": 1,
+            "consequence": 2,
+        },
     )
     assert response.status_code == 302
     assert UseCase.objects.get(key="UC-C").intensity == 2

@@ -45,9 +45,11 @@ def page(browser, live_server) -> Iterator[object]:
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on(
         "console",
-        lambda message: errors.append(f"{message.text} {message.location.get('url', '')}")
-        if message.type == "error"
-        else None,
+        lambda message: (
+            errors.append(f"{message.text} {message.location.get('url', '')}")
+            if message.type == "error"
+            else None
+        ),
     )
     page.console_errors = errors
     yield page
