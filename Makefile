@@ -36,6 +36,7 @@ migrate: venv
 	$(PY) manage.py migrate --noinput
 
 demo: venv
+	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
 
 # The web app on 127.0.0.1:8000 with a Celery worker beside it (filesystem broker by default).

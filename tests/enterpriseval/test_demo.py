@@ -8,17 +8,19 @@ import pytest
 from django.core.management import call_command
 from pypdf import PdfReader
 
+from audit.models import AuditEntry
+from audit.selectors import audit_verify
+from charters.models import Charter, Configuration, TaskSet, UseCase
 from examples.credit_memo import generate
 
 ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "credit_memo"
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("out")
+def run_demo(out_dir: Path) -> str:
     stdout = StringIO()
     call_command("demo", "--out", str(out_dir), stdout=stdout)
-    return out_dir, stdout.getvalue()
+    return stdout.getvalue()
 
 
 def pdf_text(path: Path) -> tuple[int, str]:
@@ -27,37 +29,23 @@ def pdf_text(path: Path) -> tuple[int, str]:
     return len(reader.pages), " ".join(text.split())
 
 
-def test_the_demo_writes_one_decision_pdf_per_model(demo):
-    out_dir, _ = demo
-    assert sorted(p.name for p in out_dir.iterdir()) == [
-        "credit_memo_gemini-2.5_decision.pdf",
-        "credit_memo_llama-4_decision.pdf",
-    ]
+@pytest.mark.django_db
+def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_path):
+    output = run_demo(tmp_path)
 
+    # The evaluation object, made through the services.
+    use_case = UseCase.objects.get(key="CREDIT-MEMO-B")
+    charter = Charter.objects.get(use_case=use_case)
+    assert charter.is_frozen and len(charter.sha256) == 64
+    assert charter.signatures.count() == 3
+    assert len({s.user_id for s in charter.signatures.all()}) == 3
+    assert sorted(Configuration.objects.values_list("name", flat=True)) == ["gemini-2-5", "llama-4"]
+    task_set = TaskSet.objects.get(use_case=use_case)
+    assert task_set.split_counts["graded"] >= 60
+    assert task_set.split_counts["dev"] > 0 and task_set.split_counts["stress"] > 0
+    assert "attributable to the model alone" in output
 
-@pytest.mark.parametrize(
-    ("model", "name", "point_decision", "point_ei"),
-    [("gemini-2.5", "Gemini 2.5", "Conditional", "2.45"), ("llama-4", "Llama 4", "Scale", "2.59")],
-)
-def test_each_pdf_reads_back_with_its_decisions_metrics_and_evidence(
-    demo, model, name, point_decision, point_ei
-):
-    out_dir, _ = demo
-    pages, text = pdf_text(out_dir / f"credit_memo_{model}_decision.pdf")
-    assert 1 <= pages <= 6
-    assert f"Gate decision — credit-memo drafting — {name}" in text
-    assert point_decision in text and point_ei in text
-    for label in ("Citation precision (lenient)", "Guidance recall", "Hallucination rate"):
-        assert label in text
-    assert "Illustrative" in text
-    assert "ν profile" in text and "Metrics against their thresholds" in text
-    sha = hashlib.sha256((ROOT / "examples" / "credit_memo" / f"{model}.yaml").read_bytes())
-    sha = sha.hexdigest()
-    assert sha in text.replace(" ", "")
-
-
-def test_the_demo_prints_both_modes_and_refuses_the_printed_pair(demo):
-    _, output = demo
+    # The gate in both modes, the refusal of the printed pair, and the summary.
     assert "mode: point" in output and "mode: conservative" in output
     assert "refused, as it must be" in output
     assert "inverted pair" in output and "irrelevance_rate" in output
@@ -66,6 +54,35 @@ def test_the_demo_prints_both_modes_and_refuses_the_printed_pair(demo):
     llama = next(line for line in summary.splitlines() if line.startswith("Llama 4"))
     assert gemini.split()[2:5] == ["Conditional", "guidance_recall", "2.45"]
     assert llama.split()[2:5] == ["Scale", "hallucination_rate", "2.59"]
+
+    # One decision PDF per model, read back.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "credit_memo_gemini-2.5_decision.pdf",
+        "credit_memo_llama-4_decision.pdf",
+    ]
+    for model, name, point_decision, point_ei in (
+        ("gemini-2.5", "Gemini 2.5", "Conditional", "2.45"),
+        ("llama-4", "Llama 4", "Scale", "2.59"),
+    ):
+        pages, text = pdf_text(tmp_path / f"credit_memo_{model}_decision.pdf")
+        assert 1 <= pages <= 6
+        assert f"Gate decision — credit-memo drafting — {name}" in text
+        assert point_decision in text and point_ei in text
+        for label in ("Citation precision (lenient)", "Guidance recall", "Hallucination rate"):
+            assert label in text
+        assert "Illustrative" in text
+        assert "ν profile" in text and "Metrics against their thresholds" in text
+        digest = hashlib.sha256((EXAMPLE / f"{model}.yaml").read_bytes()).hexdigest()
+        assert digest in text.replace(" ", "")
+
+    # The audit log verifies, and a second run adds nothing.
+    assert "audit log OK" in output
+    entries = AuditEntry.objects.count()
+    run_demo(tmp_path)
+    assert AuditEntry.objects.count() == entries
+    assert Charter.objects.count() == 1 and Configuration.objects.count() == 2
+    assert TaskSet.objects.count() == 1
+    assert audit_verify().ok
 
 
 def test_the_committed_example_files_are_what_the_generator_makes():

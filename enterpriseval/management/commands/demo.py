@@ -13,6 +13,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from audit.selectors import audit_verify
+from enterpriseval.demo import demo_evaluation_object
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
 from gates.services import decision_report_write
@@ -35,6 +37,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         example_dir: Path = options["example_dir"]
         out_dir: Path = options["out"]
+        self.stdout.write("══ The evaluation object (use case, charter, σ, task set) ══")
+        demo_evaluation_object(example_dir=example_dir, log=self.stdout.write)
+        self.stdout.write("")
         summary = []
         for model in EXAMPLE_MODELS:
             try:
@@ -87,3 +92,13 @@ class Command(BaseCommand):
         self.stdout.write("")
         for name, *_, pdf in summary:
             self.stdout.write(f"wrote {pdf}  ({name})")
+        verification = audit_verify()
+        if not verification.ok:
+            raise CommandError(
+                f"audit log BROKEN at entry #{verification.first_broken_sequence}: "
+                f"{verification.reason}"
+            )
+        self.stdout.write(
+            f"audit log OK: {verification.entries_checked} entries, chain intact "
+            f"(head {verification.head_hash[:12] if verification.head_hash else '—'})"
+        )

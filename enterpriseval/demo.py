@@ -1,0 +1,186 @@
+"""The evaluation object of the bundled credit-memo example, set up through the services.
+
+``make demo`` calls :func:`demo_evaluation_object` before it runs the gate: it creates the
+use case and its demo users, signs the charter with three distinct users, freezes both σ
+and imports the task set. Every step goes through the same services as the web app and
+the API, so every step is validated and in the audit log. Running it again changes
+nothing: each step finds what the previous run made.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+
+from charters.charter_document import document_from_text
+from charters.models import Charter, Configuration, Role, TaskSet, UseCase
+from charters.models.charters import SIGNING_ROLES
+from charters.selectors.charters import charter_content_sha256
+from charters.selectors.configurations import configuration_latest, configuration_parity
+from charters.services.charters import charter_create, charter_sign
+from charters.services.configurations import configuration_upload
+from charters.services.task_sets import task_set_import
+from charters.services.use_cases import membership_grant, use_case_create
+
+USE_CASE_KEY = "CREDIT-MEMO-B"
+DEMO_USERS = {
+    "demo-owner": Role.CHARTER_OWNER,
+    "demo-model-owner": Role.MODEL_OWNER,
+    "demo-reviewer": Role.REVIEWER,
+    "demo-grader": Role.GRADER,
+    "demo-adjudicator": Role.ADJUDICATOR,
+}
+CONFIGURATIONS = {"gemini-2-5": "sigma-gemini-2.5.yaml", "llama-4": "sigma-llama-4.yaml"}
+TASK_SET_NAME = "credit-memo-tasks"
+PASSWORD_VARIABLE = "ENTERPRISEVAL_DEMO_PASSWORD"  # noqa: S105 - a variable name
+
+
+@dataclass(frozen=True)
+class DemoObjects:
+    use_case: UseCase
+    charter: Charter
+    configurations: dict[str, Configuration]
+    task_set: TaskSet
+
+
+def demo_users() -> dict[str, AbstractBaseUser]:
+    """Return the demo users, creating them; passwords come only from the environment."""
+    password = os.environ.get(PASSWORD_VARIABLE)
+    users = {}
+    for username in DEMO_USERS:
+        user, created = get_user_model().objects.get_or_create(username=username)
+        if created or password:
+            if password:
+                user.set_password(password)
+            else:
+                user.set_unusable_password()
+            user.save()
+        users[username] = user
+    return users
+
+
+def demo_evaluation_object(*, example_dir: Path, log: Callable[[str], None]) -> DemoObjects:
+    """Create (or find) the credit-memo use case with its signed charter, σ and task set."""
+    users = demo_users()
+    owner = users["demo-owner"]
+    use_case = UseCase.objects.filter(key=USE_CASE_KEY).first()
+    if use_case is None:
+        use_case = use_case_create(
+            actor=owner,
+            key=USE_CASE_KEY,
+            name="Credit-memo drafting (seed 003, Use Case B)",
+            business_outcome=(
+                "Credit analysts draft the 13 sections of a credit memo from filings, research "
+                "and spreads with inline citations, then edit; a guidance-verification step "
+                "checks each draft against credit-policy items."
+            ),
+            value_hypothesis=(
+                "Drafting time per section falls substantially while hallucination stays "
+                "below 5% and mandatory guidance items are flagged at least 80% of the time."
+            ),
+            autonomy=1,
+            consequence=3,
+        )
+        log(f"created use case {use_case.key} (A1/C3 → E{use_case.intensity})")
+    else:
+        log(f"found use case {use_case.key}")
+    for username, role in DEMO_USERS.items():
+        membership_grant(actor=owner, use_case=use_case, user=users[username], role=role)
+
+    charter = _signed_charter(use_case, users, example_dir, log)
+    configurations = {
+        name: _frozen_configuration(use_case, users["demo-model-owner"], name, example_dir / file)
+        for name, file in CONFIGURATIONS.items()
+    }
+    for name, configuration in configurations.items():
+        log(f"σ {name} v{configuration.version} frozen: sha256 {configuration.sha256[:16]}…")
+    parity = configuration_parity(a=configurations["gemini-2-5"], b=configurations["llama-4"])
+    log(f"parity gemini-2-5 vs llama-4: {parity.label}")
+    task_set = _imported_task_set(use_case, users["demo-model-owner"], example_dir, log)
+    return DemoObjects(
+        use_case=use_case, charter=charter, configurations=configurations, task_set=task_set
+    )
+
+
+def _signed_charter(
+    use_case: UseCase,
+    users: dict[str, AbstractBaseUser],
+    example_dir: Path,
+    log: Callable[[str], None],
+) -> Charter:
+    charter = Charter.objects.filter(use_case=use_case).order_by("-version").first()
+    if charter is None:
+        path = example_dir / "charter.yaml"
+        document = document_from_text(
+            path.read_text(encoding="utf-8"), fmt="yaml", source=str(path)
+        )
+        charter = charter_create(actor=users["demo-owner"], use_case=use_case, document=document)
+    if not charter.is_frozen:
+        signers = {
+            Role.CHARTER_OWNER: "demo-owner",
+            Role.MODEL_OWNER: "demo-model-owner",
+            Role.REVIEWER: "demo-reviewer",
+        }
+        current = charter_content_sha256(charter=charter)
+        signed = set(
+            charter.signatures.filter(content_sha256=current).values_list("role", flat=True)
+        )
+        for role in SIGNING_ROLES:
+            if role not in signed:
+                charter_sign(actor=users[signers[role]], charter=charter, role=role)
+        charter.refresh_from_db()
+    log(
+        f"charter v{charter.version} signed by owner, model owner and reviewer; "
+        f"frozen sha256 {charter.sha256[:16]}…"
+    )
+    return charter
+
+
+def _frozen_configuration(
+    use_case: UseCase, model_owner: AbstractBaseUser, name: str, path: Path
+) -> Configuration:
+    from charters.configurations import configuration_load
+
+    parsed = configuration_load(path.read_bytes(), filename=str(path))
+    latest = configuration_latest(use_case=use_case, name=name)
+    if latest is not None and latest.sha256 == parsed.sha256:
+        return latest
+    return configuration_upload(
+        actor=model_owner,
+        use_case=use_case,
+        name=name,
+        content=path.read_bytes(),
+        filename=str(path),
+    )
+
+
+def _imported_task_set(
+    use_case: UseCase, model_owner: AbstractBaseUser, example_dir: Path, log: Callable[[str], None]
+) -> TaskSet:
+    import hashlib
+
+    path = example_dir / "tasks.jsonl"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    task_set = TaskSet.objects.filter(
+        use_case=use_case, name=TASK_SET_NAME, manifest_sha256=digest
+    ).first()
+    if task_set is None:
+        with path.open("rb") as fileobj:
+            task_set = task_set_import(
+                actor=model_owner,
+                use_case=use_case,
+                name=TASK_SET_NAME,
+                fileobj=fileobj,
+                filename=path.name,
+            )
+    counts = ", ".join(f"{split} {n}" for split, n in sorted(task_set.split_counts.items()))
+    log(
+        f"task set {task_set.name} v{task_set.version}: {task_set.line_count} tasks ({counts}); "
+        f"manifest sha256 {task_set.manifest_sha256[:16]}…"
+    )
+    return task_set
