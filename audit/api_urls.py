@@ -1,5 +1,9 @@
-"""Audit log API (being written)."""
+"""Audit endpoints under /api/v1/."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from audit.views import UseCaseAuditApi
+
+urlpatterns = [
+    path("use-cases/<str:key>/audit/", UseCaseAuditApi.as_view(), name="api-use-case-audit"),
+]

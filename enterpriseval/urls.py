@@ -13,5 +13,6 @@ urlpatterns = [
     path("api/v1/", include("enterpriseval.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include("audit.urls")),
     path("", include("charters.urls")),
 ]
