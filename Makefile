@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import lint format
 
 setup: system-packages venv migrate
 
@@ -67,6 +67,10 @@ test-slow: venv
 
 bench: venv
 	$(PY) -m bench.run
+
+# Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
+bench-import: venv
+	$(PY) -m bench.task_import_memory
 
 lint: static
 	$(VENV)/bin/ruff format --check .
