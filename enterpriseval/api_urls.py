@@ -6,5 +6,6 @@ from rest_framework.authtoken.views import obtain_auth_token
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("", include("charters.api.urls")),
+    path("", include("runs.api_urls")),
     path("", include("audit.api_urls")),
 ]

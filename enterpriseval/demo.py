@@ -26,6 +26,10 @@ from charters.services.charters import charter_create, charter_sign
 from charters.services.configurations import configuration_upload
 from charters.services.task_sets import task_set_import
 from charters.services.use_cases import membership_grant, use_case_create
+from enterpriseval.stats import cohens_kappa
+from runs.models import JudgeScore, Run, Unit, UnitKind
+from runs.services.judging import judge_get_or_create, judge_run
+from runs.services.outputs import output_import
 
 USE_CASE_KEY = "CREDIT-MEMO-B"
 DEMO_USERS = {
@@ -46,6 +50,16 @@ class DemoObjects:
     charter: Charter
     configurations: dict[str, Configuration]
     task_set: TaskSet
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    sigma: str
+    run: Run
+    units: int
+    scores: int
+    supported_agreement: float
+    supported_kappa: float
 
 
 def demo_users() -> dict[str, AbstractBaseUser]:
@@ -184,3 +198,83 @@ def _imported_task_set(
         f"manifest sha256 {task_set.manifest_sha256[:16]}…"
     )
     return task_set
+
+
+def demo_runs(
+    *, objects: DemoObjects, example_dir: Path, log: Callable[[str], None]
+) -> list[JudgedRun]:
+    """Import both σ's outputs (offline), score every unit with the built-in judge, and
+    compare the judge with the planted truth on "supported"."""
+    import hashlib
+
+    model_owner = get_user_model().objects.get(username="demo-model-owner")
+    judge = judge_get_or_create(kind="offline")
+    judged = []
+    for sigma, configuration in objects.configurations.items():
+        path = example_dir / f"outputs-{sigma}.jsonl"
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        run = Run.objects.filter(configuration=configuration, source_sha256=digest).first()
+        if run is None:
+            with path.open("rb") as fileobj:
+                run = output_import(
+                    actor=model_owner,
+                    use_case=objects.use_case,
+                    configuration=configuration,
+                    task_set=objects.task_set,
+                    split="graded",
+                    repeats=objects.charter.repeats_k,
+                    fileobj=fileobj,
+                    filename=path.name,
+                )
+        units = Unit.objects.filter(output__run=run).count()
+        scored_units = (
+            JudgeScore.objects.filter(judge=judge, unit__output__run=run)
+            .values("unit")
+            .distinct()
+            .count()
+        )
+        complete = scored_units == units
+        if not complete:
+            summary = judge_run(actor=model_owner, run=run, judge=judge, purpose="gated")
+            complete = summary.complete
+        agreement, kappa = _supported_against_truth(
+            run, judge, example_dir / f"truth-{sigma}.jsonl"
+        )
+        scores = JudgeScore.objects.filter(judge=judge, unit__output__run=run).count()
+        log(
+            f"run {run.pk} (σ {sigma}, imported): {run.items_done} outputs, {units} units; "
+            f"offline judge {judge.version}: {scores} scores "
+            f"({'complete' if complete else 'incomplete'})"
+        )
+        log(
+            f"  offline judge vs planted truth on 'supported' (assertive sentences): "
+            f"agreement {agreement:.1%}, Cohen's κ {kappa:.2f} — the built-in judge is weak; "
+            "calibration against human grades corrects it"
+        )
+        judged.append(JudgedRun(sigma, run, units, scores, agreement, kappa))
+    return judged
+
+
+def _supported_against_truth(run: Run, judge: object, truth_path: Path) -> tuple[float, float]:
+    import json
+
+    truth = {}
+    for line in truth_path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        for sentence in record["sentences"]:
+            if sentence["assertive"]:
+                key = (record["task_id"], record["repeat"], f"s{sentence['position']}")
+                truth[key] = int(sentence["supported"])
+    scored = JudgeScore.objects.filter(
+        judge=judge,
+        criterion="supported",
+        unit__kind=UnitKind.SENTENCE,
+        unit__output__run=run,
+    ).values_list(
+        "unit__output__task__external_id", "unit__output__repeat_index", "unit__key", "score"
+    )
+    pairs = [(truth[(t, r, k)], int(score)) for t, r, k, score in scored if (t, r, k) in truth]
+    human = [h for h, _ in pairs]
+    machine = [m for _, m in pairs]
+    agreement = sum(h == m for h, m in pairs) / len(pairs)
+    return agreement, cohens_kappa(human, machine, categories=[0, 1])

@@ -17,6 +17,15 @@ PURE_MODULES = [
     "charters.charter_document",
     "charters.task_import",
     "metrics.catalogue",
+    "runs.judges.rubric",
+    "runs.judges.offline",
+    "runs.judges.llm",
+    "runs.retrieval",
+    "runs.prompting",
+    "runs.executor",
+    "runs.segment",
+    "runs.output_import",
+    "runs.trajectory",
 ]
 
 

@@ -6,140 +6,328 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('charters', '0002_database_guards'),
+        ("charters", "0002_database_guards"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Judge',
+            name="Judge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=80)),
-                ('version', models.CharField(max_length=40)),
-                ('kind', models.CharField(choices=[('offline', 'Built-in offline judge'), ('llm', 'LLM judge (litellm)')], max_length=7)),
-                ('model_ref', models.CharField(blank=True, max_length=200)),
-                ('rubric', models.TextField(blank=True)),
-                ('rubric_sha256', models.CharField(blank=True, max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.SlugField(max_length=80)),
+                ("version", models.CharField(max_length=40)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("offline", "Built-in offline judge"),
+                            ("llm", "LLM judge (litellm)"),
+                        ],
+                        max_length=7,
+                    ),
+                ),
+                ("model_ref", models.CharField(blank=True, max_length=200)),
+                ("rubric", models.TextField(blank=True)),
+                ("rubric_sha256", models.CharField(blank=True, max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name', 'version'],
-                'constraints': [models.UniqueConstraint(fields=('name', 'version'), name='judge_unique_version')],
+                "ordering": ["name", "version"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("name", "version"), name="judge_unique_version")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Run',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('split', models.CharField(choices=[('dev', 'dev (tuning)'), ('graded', 'graded (the evaluation)'), ('stress', 'stress')], max_length=6)),
-                ('repeats', models.PositiveSmallIntegerField(default=1)),
-                ('mode', models.CharField(choices=[('executed', 'Executed (Celery + litellm)'), ('imported', 'Imported (JSONL)')], max_length=8)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('completed', 'Completed'), ('budget_exhausted', 'Stopped: cost budget reached'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='pending', max_length=16)),
-                ('concurrency', models.PositiveSmallIntegerField(default=8)),
-                ('cost_budget_usd', models.DecimalField(blank=True, decimal_places=6, max_digits=12, null=True)),
-                ('items_total', models.PositiveIntegerField(default=0)),
-                ('items_done', models.PositiveIntegerField(default=0)),
-                ('items_failed', models.PositiveIntegerField(default=0)),
-                ('cost_usd', models.DecimalField(decimal_places=6, default=0, max_digits=14)),
-                ('cost_unknown_items', models.PositiveIntegerField(default=0)),
-                ('stop_reason', models.TextField(blank=True)),
-                ('source_filename', models.CharField(blank=True, max_length=255)),
-                ('source_sha256', models.CharField(blank=True, max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('configuration', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='charters.configuration')),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('task_set', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='charters.taskset')),
-                ('use_case', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='charters.usecase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "split",
+                    models.CharField(
+                        choices=[
+                            ("dev", "dev (tuning)"),
+                            ("graded", "graded (the evaluation)"),
+                            ("stress", "stress"),
+                        ],
+                        max_length=6,
+                    ),
+                ),
+                ("repeats", models.PositiveSmallIntegerField(default=1)),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[
+                            ("executed", "Executed (Celery + litellm)"),
+                            ("imported", "Imported (JSONL)"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("budget_exhausted", "Stopped: cost budget reached"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("concurrency", models.PositiveSmallIntegerField(default=8)),
+                (
+                    "cost_budget_usd",
+                    models.DecimalField(blank=True, decimal_places=6, max_digits=12, null=True),
+                ),
+                ("items_total", models.PositiveIntegerField(default=0)),
+                ("items_done", models.PositiveIntegerField(default=0)),
+                ("items_failed", models.PositiveIntegerField(default=0)),
+                ("cost_usd", models.DecimalField(decimal_places=6, default=0, max_digits=14)),
+                ("cost_unknown_items", models.PositiveIntegerField(default=0)),
+                ("stop_reason", models.TextField(blank=True)),
+                ("source_filename", models.CharField(blank=True, max_length=255)),
+                ("source_sha256", models.CharField(blank=True, max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "configuration",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="runs",
+                        to="charters.configuration",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "task_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="runs",
+                        to="charters.taskset",
+                    ),
+                ),
+                (
+                    "use_case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="runs",
+                        to="charters.usecase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
+                "ordering": ["-created_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='Output',
+            name="Output",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('repeat_index', models.PositiveSmallIntegerField()),
-                ('status', models.CharField(choices=[('succeeded', 'Succeeded'), ('failed', 'Failed')], max_length=9)),
-                ('text', models.TextField(blank=True)),
-                ('cited_chunk_ids', models.JSONField(blank=True, default=list)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('cost_usd', models.DecimalField(blank=True, decimal_places=6, help_text='Null = unknown.', max_digits=12, null=True)),
-                ('latency_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('generation_seconds', models.FloatField(blank=True, null=True)),
-                ('attempts', models.PositiveSmallIntegerField(default=1)),
-                ('success', models.BooleanField(blank=True, help_text='Automatic success flag.', null=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='outputs', to='charters.task')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='outputs', to='runs.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("repeat_index", models.PositiveSmallIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("succeeded", "Succeeded"), ("failed", "Failed")], max_length=9
+                    ),
+                ),
+                ("text", models.TextField(blank=True)),
+                ("cited_chunk_ids", models.JSONField(blank=True, default=list)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "cost_usd",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=6,
+                        help_text="Null = unknown.",
+                        max_digits=12,
+                        null=True,
+                    ),
+                ),
+                ("latency_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("generation_seconds", models.FloatField(blank=True, null=True)),
+                ("attempts", models.PositiveSmallIntegerField(default=1)),
+                (
+                    "success",
+                    models.BooleanField(blank=True, help_text="Automatic success flag.", null=True),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="outputs",
+                        to="charters.task",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="outputs",
+                        to="runs.run",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'task', 'repeat_index'],
+                "ordering": ["run", "task", "repeat_index"],
             },
         ),
         migrations.CreateModel(
-            name='Trajectory',
+            name="Trajectory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('record', models.JSONField()),
-                ('output', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='trajectory', to='runs.output')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("record", models.JSONField()),
+                (
+                    "output",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="trajectory",
+                        to="runs.output",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Unit',
+            name="Unit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('sentence', 'Sentence'), ('cited_chunk', 'Cited chunk'), ('key_element', 'Key element'), ('guidance_item', 'Guidance item')], max_length=13)),
-                ('key', models.CharField(help_text='Stable id within the output, e.g. s3.', max_length=160)),
-                ('position', models.PositiveIntegerField()),
-                ('text', models.TextField(blank=True)),
-                ('ref_id', models.CharField(blank=True, help_text='Chunk, element or item id.', max_length=120)),
-                ('sentence_position', models.PositiveIntegerField(blank=True, null=True)),
-                ('output', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='units', to='runs.output')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("sentence", "Sentence"),
+                            ("cited_chunk", "Cited chunk"),
+                            ("key_element", "Key element"),
+                            ("guidance_item", "Guidance item"),
+                        ],
+                        max_length=13,
+                    ),
+                ),
+                (
+                    "key",
+                    models.CharField(
+                        help_text="Stable id within the output, e.g. s3.", max_length=160
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("text", models.TextField(blank=True)),
+                (
+                    "ref_id",
+                    models.CharField(
+                        blank=True, help_text="Chunk, element or item id.", max_length=120
+                    ),
+                ),
+                ("sentence_position", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "output",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="units",
+                        to="runs.output",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['output', 'kind', 'position'],
+                "ordering": ["output", "kind", "position"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeScore',
+            name="JudgeScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('criterion', models.CharField(max_length=40)),
-                ('score', models.FloatField()),
-                ('label', models.CharField(blank=True, max_length=40)),
-                ('rationale', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='scores', to='runs.judge')),
-                ('unit', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='judge_scores', to='runs.unit')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("criterion", models.CharField(max_length=40)),
+                ("score", models.FloatField()),
+                ("label", models.CharField(blank=True, max_length=40)),
+                ("rationale", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="scores",
+                        to="runs.judge",
+                    ),
+                ),
+                (
+                    "unit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="judge_scores",
+                        to="runs.unit",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['unit', 'criterion'],
+                "ordering": ["unit", "criterion"],
             },
         ),
         migrations.AddConstraint(
-            model_name='output',
-            constraint=models.UniqueConstraint(fields=('run', 'task', 'repeat_index'), name='output_unique_unit_of_work'),
+            model_name="output",
+            constraint=models.UniqueConstraint(
+                fields=("run", "task", "repeat_index"), name="output_unique_unit_of_work"
+            ),
         ),
         migrations.AddIndex(
-            model_name='unit',
-            index=models.Index(fields=['output', 'kind'], name='runs_unit_output__758905_idx'),
+            model_name="unit",
+            index=models.Index(fields=["output", "kind"], name="runs_unit_output__758905_idx"),
         ),
         migrations.AddConstraint(
-            model_name='unit',
-            constraint=models.UniqueConstraint(fields=('output', 'key'), name='unit_unique_key'),
+            model_name="unit",
+            constraint=models.UniqueConstraint(fields=("output", "key"), name="unit_unique_key"),
         ),
         migrations.AddConstraint(
-            model_name='judgescore',
-            constraint=models.UniqueConstraint(fields=('judge', 'unit', 'criterion'), name='judge_score_unique'),
+            model_name="judgescore",
+            constraint=models.UniqueConstraint(
+                fields=("judge", "unit", "criterion"), name="judge_score_unique"
+            ),
         ),
     ]

@@ -192,8 +192,8 @@ def test_every_schema_error_is_shown_with_its_line_and_path(personas):
     )
     assert rows == [
         ("15", "model.parameters.temperature", "3 is greater than the maximum of 2"),
-        ("56", "retrieval.top_k", "0 is less than the minimum of 1"),
-        ("76", "oversight.reviewer_role", "is required"),
+        ("53", "retrieval.top_k", "0 is less than the minimum of 1"),
+        ("73", "oversight.reviewer_role", "is required"),
     ]
     assert not Configuration.objects.exists()
     assert "temperature: 3" in html

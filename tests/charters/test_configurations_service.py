@@ -93,7 +93,7 @@ def test_an_invalid_document_reports_every_problem_and_writes_nothing(personas):
     )
     assert [(d["field"], d["line"]) for d in error.details] == [
         ("model.parameters.temperature", 15),
-        ("retrieval.top_k", 56),
+        ("retrieval.top_k", 53),
     ]
     assert not Configuration.objects.exists()
     assert not AuditEntry.objects.filter(action="configuration.freeze").exists()

@@ -25,8 +25,14 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """Chromium for one test module.
+
+    Module scope, not session: Playwright's sync API keeps an event loop running in the test
+    thread while it is open, and code under test elsewhere (asyncio.run in the LLM judge and
+    the executor) must not find one.
+    """
     from playwright.sync_api import sync_playwright
 
     if not os.path.exists(CHROMIUM):

@@ -12,6 +12,7 @@ from audit.models import AuditEntry
 from audit.selectors import audit_verify
 from charters.models import Charter, Configuration, TaskSet, UseCase
 from examples.credit_memo import generate
+from runs.models import JudgeScore, Run, Unit
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "credit_memo"
@@ -44,6 +45,16 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert task_set.split_counts["graded"] >= 60
     assert task_set.split_counts["dev"] > 0 and task_set.split_counts["stress"] > 0
     assert "attributable to the model alone" in output
+
+    # Both σ's outputs imported offline, segmented into units and scored by the built-in judge.
+    runs = list(Run.objects.filter(use_case=use_case).order_by("pk"))
+    assert [run.items_done for run in runs] == [65, 65]
+    for run in runs:
+        assert Unit.objects.filter(output__run=run, kind="sentence").count() > 65
+        units = Unit.objects.filter(output__run=run).count()
+        scored = JudgeScore.objects.filter(unit__output__run=run).values("unit").distinct().count()
+        assert scored == units
+    assert output.count("offline judge vs planted truth") == 2
 
     # The gate in both modes, the refusal of the printed pair, and the summary.
     assert "mode: point" in output and "mode: conservative" in output
@@ -78,10 +89,13 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     # The audit log verifies, and a second run adds nothing.
     assert "audit log OK" in output
     entries = AuditEntry.objects.count()
+    scores = JudgeScore.objects.count()
     run_demo(tmp_path)
     assert AuditEntry.objects.count() == entries
     assert Charter.objects.count() == 1 and Configuration.objects.count() == 2
     assert TaskSet.objects.count() == 1
+    assert Run.objects.count() == 2
+    assert JudgeScore.objects.count() == scores
     assert audit_verify().ok
 
 

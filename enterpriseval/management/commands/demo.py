@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
-from enterpriseval.demo import demo_evaluation_object
+from enterpriseval.demo import demo_evaluation_object, demo_runs
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
 from gates.services import decision_report_write
@@ -38,7 +38,10 @@ class Command(BaseCommand):
         example_dir: Path = options["example_dir"]
         out_dir: Path = options["out"]
         self.stdout.write("══ The evaluation object (use case, charter, σ, task set) ══")
-        demo_evaluation_object(example_dir=example_dir, log=self.stdout.write)
+        objects = demo_evaluation_object(example_dir=example_dir, log=self.stdout.write)
+        self.stdout.write("")
+        self.stdout.write("══ Runs (imported offline) and the built-in judge ══")
+        demo_runs(objects=objects, example_dir=example_dir, log=self.stdout.write)
         self.stdout.write("")
         summary = []
         for model in EXAMPLE_MODELS:

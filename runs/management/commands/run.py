@@ -1,0 +1,153 @@
+"""``enterpriseval run``: execute σ over a split × K repeats and follow its progress."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from charters.models import Membership, Role, UseCase
+from charters.selectors.configurations import configuration_get
+from charters.selectors.task_sets import task_set_get
+from enterpriseval.errors import ServiceError
+from runs.models import Run, RunStatus
+from runs.services.runs import run_create, run_execute_chunk, run_start
+
+VERSIONED = re.compile(r"^(?P<name>[-a-zA-Z0-9_]{1,80}):v?(?P<version>[0-9]{1,9})\Z")
+POLL_SECONDS = 1.0
+RUNNING = (RunStatus.PENDING, RunStatus.RUNNING)
+
+
+class Command(BaseCommand):
+    help = (
+        "Create an executed run of σ over a task split × K repeats, start it and follow its "
+        "progress; prints done, failed, cost and throughput at the end."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--use-case", required=True, help="Use-case key.")
+        parser.add_argument("--configuration", required=True, help="σ as NAME:VERSION.")
+        parser.add_argument("--task-set", required=True, help="Task set as NAME:VERSION.")
+        parser.add_argument("--split", default="graded", help="dev, graded or stress.")
+        parser.add_argument("--repeats", type=int, default=1, help="K repeats per task.")
+        parser.add_argument("--concurrency", type=int, help="Model calls in flight per chunk.")
+        parser.add_argument("--budget", help="Cost budget in US dollars.")
+        parser.add_argument("--actor", help="Username (default: the use case's only model owner).")
+        parser.add_argument(
+            "--inline",
+            action="store_true",
+            help="Execute the chunks in this process instead of enqueuing them for workers.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        use_case = UseCase.objects.filter(key=options["use_case"]).first()
+        if use_case is None:
+            raise CommandError(f"--use-case: no use case {options['use_case']!r}")
+        actor = self._actor(use_case, options["actor"])
+        name, version = _versioned(options["configuration"], "--configuration")
+        configuration = configuration_get(use_case=use_case, name=name, version=version)
+        if configuration is None:
+            raise CommandError(f"--configuration: no σ {name} v{version} in {use_case.key}")
+        name, version = _versioned(options["task_set"], "--task-set")
+        task_set = task_set_get(use_case=use_case, name=name, version=version)
+        if task_set is None:
+            raise CommandError(f"--task-set: no task set {name} v{version} in {use_case.key}")
+        try:
+            run = run_create(
+                actor=actor,
+                use_case=use_case,
+                configuration=configuration,
+                task_set=task_set,
+                split=options["split"],
+                repeats=options["repeats"],
+                concurrency=options["concurrency"],
+                cost_budget_usd=options["budget"],
+            )
+            chunks = run_start(actor=actor, run=run, enqueue=not options["inline"])
+        except ServiceError as error:
+            raise CommandError(f"--{(error.field or 'run').replace('_', '-')}: {error}") from error
+        except PermissionDenied as error:
+            raise CommandError(f"--actor: {error}") from error
+        self.stdout.write(
+            f"Run {run.pk}: σ {configuration.name} v{configuration.version} × "
+            f"{task_set.name} v{task_set.version} {run.split} × K={run.repeats} = "
+            f"{run.items_total} items in {len(chunks)} chunk(s)"
+            + (" (inline)" if options["inline"] else " (enqueued)")
+        )
+        bar = tqdm(
+            total=run.items_total, unit="item", file=getattr(self.stderr, "_out", sys.stderr)
+        )
+        try:
+            if options["inline"]:
+                for pks in chunks:
+                    run_execute_chunk(run_id=run.pk, task_pks=pks)
+                    _show(bar, Run.objects.get(pk=run.pk))
+            else:
+                while (current := Run.objects.get(pk=run.pk)).status in RUNNING:
+                    _show(bar, current)
+                    time.sleep(POLL_SECONDS)
+            run = Run.objects.get(pk=run.pk)
+            _show(bar, run)
+        finally:
+            bar.close()
+        self.stdout.write(summary(run))
+
+    def _actor(self, use_case: UseCase, username: str | None) -> Any:
+        if username:
+            user = get_user_model().objects.filter(username=username).first()
+            if user is None:
+                raise CommandError(f"--actor: no user {username!r}")
+            return user
+        owners = list(
+            Membership.objects.filter(use_case=use_case, role=Role.MODEL_OWNER).select_related(
+                "user"
+            )[:2]
+        )
+        if len(owners) != 1:
+            raise CommandError(
+                f"--actor: {use_case.key} has {'no' if not owners else 'several'} model "
+                "owner(s); name the user who starts the run"
+            )
+        return owners[0].user
+
+
+def summary(run: Run) -> str:
+    """Return the one-paragraph result of a run: done, failed, cost, throughput."""
+    cost = f"{run.cost_usd} USD"
+    if run.cost_unknown_items:
+        cost += f" (unknown for {run.cost_unknown_items} item(s))"
+    if run.cost_unknown_items and run.cost_usd == Decimal(0):
+        cost = f"unknown for {run.cost_unknown_items} item(s)"
+    throughput = "—"
+    if run.started_at and run.finished_at and run.finished_at > run.started_at:
+        seconds = (run.finished_at - run.started_at).total_seconds()
+        throughput = f"{run.items_done / seconds:.1f} items/s over {seconds:.1f} s"
+    lines = [
+        f"Run {run.pk} {run.get_status_display().lower()}: "
+        f"{run.items_done} of {run.items_total} done, {run.items_failed} failed; "
+        f"cost {cost}; throughput {throughput}."
+    ]
+    if run.stop_reason:
+        lines.append(run.stop_reason)
+    return "\n".join(lines)
+
+
+def _show(bar: tqdm, run: Run) -> None:
+    bar.update(run.items_done - bar.n)
+    bar.set_postfix(failed=run.items_failed, status=run.status, refresh=True)
+
+
+def _versioned(reference: str, option: str) -> tuple[str, int]:
+    match = VERSIONED.match(reference)
+    if match is None:
+        raise CommandError(
+            f"{option}: expected NAME:VERSION (e.g. gemini-2-5:1), got {reference!r}"
+        )
+    return match["name"], int(match["version"])

@@ -1,0 +1,533 @@
+"""Stream an outputs file (JSONL, SPEC §2 "Run"; docs/formats.md "Outputs (JSONL)").
+
+Pure: no Django import. :class:`OutputFileReader` reads a binary file object one line at a
+time (never the whole file), checks each line against the tasks of the run's split, yields
+each valid output as an :class:`OutputRecord` (already split into sentences), collects
+every problem as a :class:`~charters.task_import.LineError` naming the line and the field,
+and hashes the bytes as they pass.
+
+Every check can be made when its line is read: a repeated (task, repeat) pair is found
+with one slot per pair (the line that first filled it, 4 bytes), so memory is one line plus
+``4 · tasks · K`` bytes, whatever the length of the file. A caller that writes can
+therefore read once, write while no error has been seen, and roll back at the end if one
+was (``has_errors`` says when to stop writing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import math
+from array import array
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any, BinaryIO
+
+from charters.task_import import (
+    _JSON_WHITESPACE,
+    _SKIP_CHUNK,
+    _UNSTORABLE,
+    DEFAULT_MAX_ERRORS,
+    FILE_LINE,
+    MAX_ID_LENGTH,
+    MAX_LINE_BYTES,
+    LineError,
+    _DuplicateKeyError,
+    _kind,
+    _no_constant,
+    _show,
+    _unique_keys,
+    _unstorable_in,
+    _unstorable_message,
+)
+from runs.segment import Sentence, cited_chunk_ids, split_sentences
+from runs.trajectory import trajectory_problems
+
+FIELDS = (
+    "task_id",
+    "repeat",
+    "text",
+    "cited_chunk_ids",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_ms",
+    "generation_seconds",
+    "success",
+    "error",
+    "trajectory",
+)
+MAX_COUNT = 2_147_483_647  # PostgreSQL integer
+MAX_COST = Decimal("999999.999999")
+COST_QUANTUM = Decimal("0.000001")
+_LISTED_CHUNKS = 8
+
+__all__ = ["FILE_LINE", "LineError", "OutputFileReader", "OutputFileReport", "OutputRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRecord:
+    """One valid line: an output of ``task_id`` at ``repeat``; ``error`` set if it failed."""
+
+    line: int
+    task_id: str
+    repeat: int
+    text: str
+    sentences: tuple[Sentence, ...]
+    cited_chunk_ids: tuple[str, ...]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: Decimal | None
+    latency_ms: int | None
+    generation_seconds: float | None
+    success: bool | None
+    error: str
+    trajectory: dict[str, Any] | None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error)
+
+
+@dataclass(frozen=True)
+class OutputFileReport:
+    """What one full read of an outputs file found."""
+
+    sha256: str
+    output_count: int
+    failed_count: int
+    errors: list[LineError]
+    error_count: int
+    bad_line_count: int
+
+    @property
+    def ok(self) -> bool:
+        return self.error_count == 0
+
+
+class OutputFileReader:
+    """Read an outputs file line by line: yield every valid output and collect every error.
+
+    ``tasks`` maps each task id of the run's split to the ids of its permitted source
+    chunks; ``repeats`` is K (repeats are numbered 0 to K − 1). ``scope`` names the split in
+    messages ("task set memo v2, split graded"); ``elsewhere`` maps ids of tasks in other
+    splits to their split, so a task of the wrong split is named as such. Iterate once, then
+    call :meth:`report`. Only the ``max_errors`` errors with the lowest line numbers are
+    kept (``error_count`` counts them all).
+    """
+
+    def __init__(
+        self,
+        fileobj: BinaryIO,
+        *,
+        tasks: Mapping[str, frozenset[str]],
+        repeats: int,
+        scope: str = "the run's split",
+        elsewhere: Mapping[str, str] | None = None,
+        max_errors: int = DEFAULT_MAX_ERRORS,
+        max_line_bytes: int = MAX_LINE_BYTES,
+    ) -> None:
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise ValueError(f"repeats must be an integer of at least 1, got {repeats!r}")
+        if max_errors < 1:
+            raise ValueError(f"max_errors must be at least 1, got {max_errors}")
+        self._file = fileobj
+        self._tasks = tasks
+        self._slot_of = {task_id: index for index, task_id in enumerate(tasks)}
+        self._repeats = repeats
+        self._scope = scope
+        self._elsewhere = elsewhere or {}
+        self._max_errors = max_errors
+        self._max_line_bytes = max_line_bytes
+        self._first_line = array("I", bytes(4 * len(tasks) * repeats))
+        self._hash = hashlib.sha256()
+        self._heap: list[tuple[int, int, LineError]] = []
+        self._error_count = 0
+        self._sequence = 0
+        self._bad_lines = bytearray()
+        self._content_lines = 0
+        self._output_count = 0
+        self._failed_count = 0
+        self._file_error = False
+        self._consumed = False
+
+    @property
+    def has_errors(self) -> bool:
+        """Return whether any error has been found so far."""
+        return self._error_count > 0
+
+    def __iter__(self) -> Iterator[OutputRecord]:
+        if self._consumed:
+            raise RuntimeError("an OutputFileReader reads its file once; make a new one")
+        self._consumed = True
+        for number, raw in self._lines():
+            if raw is None:
+                continue
+            record = self._read_line(number, raw)
+            if record is not None:
+                self._output_count += 1
+                self._failed_count += record.failed
+                yield record
+        if self._content_lines == 0:
+            self._error(
+                FILE_LINE, "file", "the file holds no outputs: expected one JSON object per line"
+            )
+
+    def report(self) -> OutputFileReport:
+        """Return what the read found; call it after iterating."""
+        if not self._consumed:
+            raise RuntimeError("iterate the reader before asking for its report")
+        errors = [error for _line, _seq, error in sorted(self._heap, reverse=True)]
+        return OutputFileReport(
+            sha256=self._hash.hexdigest(),
+            output_count=self._output_count,
+            failed_count=self._failed_count,
+            errors=errors,
+            error_count=self._error_count,
+            bad_line_count=self._bad_lines.count(1) + self._file_error,
+        )
+
+    # Reading
+
+    def _lines(self) -> Iterator[tuple[int, bytes | None]]:
+        """Yield (line number, bytes) per physical line; ``None`` for an over-long line."""
+        readline = self._file.readline
+        limit = self._max_line_bytes
+        number = 0
+        while True:
+            raw = readline(limit + 1)
+            if not raw:
+                return
+            if not isinstance(raw, bytes):
+                raise TypeError("the outputs file must be opened in binary mode (bytes lines)")
+            number += 1
+            self._bad_lines.append(0)
+            self._hash.update(raw)
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                self._content_lines += 1
+                while rest := readline(_SKIP_CHUNK):
+                    self._hash.update(rest)
+                    if rest.endswith(b"\n"):
+                        break
+                self._error(number, "line", f"the line is longer than {limit:,} bytes")
+                yield number, None
+                continue
+            yield number, raw
+
+    def _read_line(self, number: int, raw: bytes) -> OutputRecord | None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            self._content_lines += 1
+            self._error(
+                number,
+                "line",
+                f"not valid UTF-8: byte 0x{raw[error.start]:02x} at byte {error.start + 1} of "
+                "the line; save the file as UTF-8",
+            )
+            return None
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        if not text.strip(_JSON_WHITESPACE):
+            return None
+        self._content_lines += 1
+        try:
+            value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        except _DuplicateKeyError as error:
+            self._error(number, error.key, "appears twice in one object; give each field once")
+            return None
+        except json.JSONDecodeError as error:
+            self._error(number, "line", f"not valid JSON: {error.msg} at column {error.colno}")
+            return None
+        except (ValueError, RecursionError) as error:
+            self._error(number, "line", f"not valid JSON: {error}")
+            return None
+        if not isinstance(value, dict):
+            self._error(number, "line", f"expected a JSON object {{...}}, got {_kind(value)}")
+            return None
+        return self._output(number, value)
+
+    # Validation of one line
+
+    def _output(self, number: int, obj: dict[str, Any]) -> OutputRecord | None:
+        errors_before = self._error_count
+        for key in obj:
+            if key not in FIELDS:
+                self._error(number, key, f"unknown field; the fields are {', '.join(FIELDS)}")
+        task_id = self._task_id(number, obj)
+        repeat = self._repeat(number, obj)
+        error = self._error_text(number, obj)
+        text = self._text(number, obj, failed="error" in obj)
+        permitted = self._tasks.get(task_id) if task_id is not None else None
+        explicit = self._cited_list(number, obj, permitted, task_id)
+        inline: tuple[str, ...] = ()
+        if text:
+            inline = cited_chunk_ids(text)
+            if permitted is not None:
+                for chunk_id in inline:
+                    if chunk_id not in permitted:
+                        self._error(
+                            number,
+                            "text",
+                            f"cites chunk {_show(chunk_id)}, which is not among the permitted "
+                            f"sources of task {_show(task_id)} ({_listed(permitted)})",
+                        )
+        prompt_tokens = self._count(number, obj, "prompt_tokens")
+        completion_tokens = self._count(number, obj, "completion_tokens")
+        latency_ms = self._count(number, obj, "latency_ms")
+        generation_seconds = self._seconds(number, obj)
+        cost = self._cost(number, obj)
+        success = self._success(number, obj, failed=bool(error))
+        trajectory = self._trajectory(number, obj)
+
+        if task_id is not None and repeat is not None and permitted is not None:
+            slot = self._slot_of[task_id] * self._repeats + repeat
+            first = self._first_line[slot]
+            if first:
+                self._error(
+                    number,
+                    "task_id",
+                    f"duplicate output: line {first} is also task {_show(task_id)} at repeat "
+                    f"{repeat}; give each (task_id, repeat) once",
+                )
+            else:
+                self._first_line[slot] = number
+        if self._error_count != errors_before or task_id is None or repeat is None:
+            return None
+        assert text is not None and error is not None
+        return OutputRecord(
+            line=number,
+            task_id=task_id,
+            repeat=repeat,
+            text=text,
+            sentences=tuple(split_sentences(text)) if text else (),
+            cited_chunk_ids=explicit if explicit is not None else inline,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost,
+            latency_ms=latency_ms,
+            generation_seconds=generation_seconds,
+            success=success,
+            error=error,
+            trajectory=trajectory,
+        )
+
+    def _task_id(self, number: int, obj: dict[str, Any]) -> str | None:
+        if "task_id" not in obj:
+            self._error(number, "task_id", "required: the id of a task of the run's split")
+            return None
+        value = obj["task_id"]
+        if not isinstance(value, str) or not value:
+            self._error(number, "task_id", f"expected a non-empty string, got {_kind(value)}")
+            return None
+        if len(value) > MAX_ID_LENGTH:
+            self._error(number, "task_id", f"at most {MAX_ID_LENGTH} characters, got {len(value)}")
+            return None
+        if value not in self._tasks:
+            other = self._elsewhere.get(value)
+            where = f"; it is a task of split {other}" if other else ""
+            self._error(
+                number,
+                "task_id",
+                f"unknown task id {_show(value)}: not a task of {self._scope}{where}",
+            )
+            return None
+        return value
+
+    def _repeat(self, number: int, obj: dict[str, Any]) -> int | None:
+        value = obj.get("repeat", 0)
+        last = self._repeats - 1
+        if isinstance(value, bool) or not isinstance(value, int):
+            self._error(number, "repeat", f"expected an integer 0–{last}, got {_kind(value)}")
+            return None
+        if not 0 <= value <= last:
+            self._error(
+                number,
+                "repeat",
+                f"repeat {value} is out of range: the run has K = {self._repeats} "
+                f"repeat(s), numbered 0–{last}",
+            )
+            return None
+        return value
+
+    def _error_text(self, number: int, obj: dict[str, Any]) -> str | None:
+        if "error" not in obj:
+            return ""
+        value = obj["error"]
+        if not isinstance(value, str) or not value.strip():
+            self._error(
+                number,
+                "error",
+                f"expected a non-empty string saying why the output failed, got {_kind(value)}; "
+                "omit the field for an output that did not fail",
+            )
+            return None
+        return self._storable(number, "error", value)
+
+    def _text(self, number: int, obj: dict[str, Any], *, failed: bool) -> str | None:
+        if "text" not in obj:
+            if failed:
+                return ""
+            self._error(number, "text", "required: the output's text (or an error if it failed)")
+            return None
+        value = obj["text"]
+        if not isinstance(value, str):
+            self._error(number, "text", f"expected a string, got {_kind(value)}")
+            return None
+        if not failed and not value.strip():
+            self._error(
+                number, "text", "must not be empty; an output that failed needs an error field"
+            )
+            return None
+        return self._storable(number, "text", value)
+
+    def _cited_list(
+        self,
+        number: int,
+        obj: dict[str, Any],
+        permitted: frozenset[str] | None,
+        task_id: str | None,
+    ) -> tuple[str, ...] | None:
+        if "cited_chunk_ids" not in obj:
+            return None
+        value = obj["cited_chunk_ids"]
+        if not isinstance(value, list):
+            self._error(
+                number, "cited_chunk_ids", f"expected a list of chunk ids, got {_kind(value)}"
+            )
+            return None
+        seen: dict[str, int] = {}
+        for index, chunk_id in enumerate(value):
+            path = f"cited_chunk_ids[{index}]"
+            if not isinstance(chunk_id, str) or not chunk_id:
+                self._error(number, path, f"expected a chunk id string, got {_kind(chunk_id)}")
+            elif chunk_id in seen:
+                self._error(
+                    number,
+                    path,
+                    f"duplicate chunk id {_show(chunk_id)} "
+                    f"(also cited_chunk_ids[{seen[chunk_id]}])",
+                )
+            else:
+                seen[chunk_id] = index
+                if permitted is not None and chunk_id not in permitted:
+                    self._error(
+                        number,
+                        path,
+                        f"chunk {_show(chunk_id)} is not among the permitted sources of task "
+                        f"{_show(task_id)} ({_listed(permitted)})",
+                    )
+        return tuple(seen)
+
+    def _count(self, number: int, obj: dict[str, Any], key: str) -> int | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+            self._error(
+                number, key, f"expected a whole number 0–{MAX_COUNT:,} or null, got {_kind(value)}"
+            )
+            return None
+        return value
+
+    def _seconds(self, number: int, obj: dict[str, Any]) -> float | None:
+        value = obj.get("generation_seconds")
+        if value is None:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            self._error(
+                number,
+                "generation_seconds",
+                f"expected a number of seconds ≥ 0 or null, got {_kind(value)}",
+            )
+            return None
+        return float(value)
+
+    def _cost(self, number: int, obj: dict[str, Any]) -> Decimal | None:
+        value = obj.get("cost_usd")
+        if value is None:
+            return None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            self._error(
+                number,
+                "cost_usd",
+                f"expected a cost in US dollars ≥ 0, or null if unknown; got {_kind(value)}",
+            )
+            return None
+        # repr gives the shortest decimal that reads back as the same float: the file's digits.
+        cost = Decimal(repr(value)).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+        if cost > MAX_COST:
+            self._error(number, "cost_usd", f"at most {MAX_COST} US dollars per output")
+            return None
+        return cost
+
+    def _success(self, number: int, obj: dict[str, Any], *, failed: bool) -> bool | None:
+        value = obj.get("success")
+        if value is None:
+            return None
+        if not isinstance(value, bool):
+            self._error(number, "success", f"expected true, false or null, got {_kind(value)}")
+            return None
+        if value and failed:
+            self._error(number, "success", "an output with an error cannot be a success")
+            return None
+        return value
+
+    def _trajectory(self, number: int, obj: dict[str, Any]) -> dict[str, Any] | None:
+        if "trajectory" not in obj:
+            return None
+        value = obj["trajectory"]
+        problems = trajectory_problems(value)
+        for problem in problems:
+            path = f"trajectory.{problem.path}" if problem.path else "trajectory"
+            self._error(number, path, problem.message)
+        if problems:
+            return None
+        if located := _unstorable_in(value):
+            self._error(number, f"trajectory{located[0]}", located[1])
+            return None
+        assert isinstance(value, dict)
+        return value
+
+    def _storable(self, number: int, field: str, value: str) -> str | None:
+        if match := _UNSTORABLE.search(value):
+            self._error(number, field, _unstorable_message(match.group(), match.start()))
+            return None
+        return value
+
+    # Errors
+
+    def _error(self, line: int, field: str, message: str) -> None:
+        """Record an error, keeping only the ``max_errors`` with the lowest line numbers."""
+        self._error_count += 1
+        self._sequence += 1
+        if line == FILE_LINE:
+            self._file_error = True
+        else:
+            self._bad_lines[line - 1] = 1
+        entry = (-line, -self._sequence, LineError(line=line, field=field, message=message))
+        if len(self._heap) < self._max_errors:
+            heapq.heappush(self._heap, entry)
+        elif entry > self._heap[0]:
+            heapq.heapreplace(self._heap, entry)
+
+
+def _listed(chunk_ids: frozenset[str]) -> str:
+    if not chunk_ids:
+        return "it has none"
+    names = sorted(chunk_ids)
+    shown = ", ".join(names[:_LISTED_CHUNKS])
+    more = len(names) - _LISTED_CHUNKS
+    return f"permitted: {shown}" + (f" and {more} more" if more > 0 else "")

@@ -1,0 +1,374 @@
+"""Writes for outputs: importing a run made elsewhere, and building the units of outputs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import BinaryIO
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from audit.services import audit_record
+from charters.models import (
+    Configuration,
+    GuidanceItem,
+    KeyElement,
+    Role,
+    SourceChunk,
+    Stage,
+    Task,
+    TaskSet,
+    UseCase,
+)
+from charters.models.tasks import Split
+from charters.permissions import require_role
+from charters.services.use_cases import use_case_advance
+from enterpriseval.errors import ServiceError
+from runs.models import Output, OutputStatus, Run, RunMode, RunStatus, Trajectory, Unit
+from runs.output_import import DEFAULT_MAX_ERRORS, OutputFileReader, OutputFileReport, OutputRecord
+from runs.segment import UnitSpec, build_units, units_from_sentences
+
+IMPORT_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
+MAX_REPEATS = 100
+OUTPUT_BATCH = 500
+UNIT_BATCH = 5000
+MAX_LISTED_ERRORS = DEFAULT_MAX_ERRORS
+MAX_RUN_COST = Decimal("99999999.999999")
+
+
+@dataclass(frozen=True, slots=True)
+class _TaskGold:
+    pk: int
+    key_element_ids: tuple[str, ...]
+    guidance_item_ids: tuple[str, ...]
+
+
+@transaction.atomic
+def output_import(
+    *,
+    actor: AbstractBaseUser,
+    use_case: UseCase,
+    configuration: Configuration,
+    task_set: TaskSet,
+    split: str,
+    repeats: int,
+    fileobj: BinaryIO,
+    filename: str,
+) -> Run:
+    """Import a JSONL file of outputs of σ on ``split`` of ``task_set`` as a completed run.
+
+    All or nothing, in one transaction: the file is read once, a line at a time; outputs,
+    their trajectories and their units are written in batches while every line so far is
+    valid; if any line is bad, nothing is kept and the ServiceError lists every bad line
+    (line, field, message). Moves the use case to stage 4 (run).
+    """
+    require_role(actor, use_case, IMPORT_ROLES)
+    _check_run_inputs(use_case, configuration, task_set, split, repeats)
+    filename = os.path.basename(filename or "")[:255] or "outputs.jsonl"
+    gold, permitted, elsewhere = _task_catalogue(task_set, split)
+
+    now = timezone.now()
+    run = Run.objects.create(
+        use_case=use_case,
+        configuration=configuration,
+        task_set=task_set,
+        split=split,
+        repeats=repeats,
+        mode=RunMode.IMPORTED,
+        status=RunStatus.RUNNING,
+        items_total=len(gold) * repeats,
+        source_filename=filename,
+        created_by=actor,
+        started_at=now,
+    )
+    reader = OutputFileReader(
+        fileobj,
+        tasks=permitted,
+        repeats=repeats,
+        scope=f"task set {task_set.name} v{task_set.version}, split {split}",
+        elsewhere=elsewhere,
+        max_errors=MAX_LISTED_ERRORS,
+    )
+    totals = _Totals()
+    batch: list[OutputRecord] = []
+    for record in reader:
+        if reader.has_errors:
+            batch.clear()  # nothing more is written; the transaction will roll back
+            continue
+        batch.append(record)
+        if len(batch) == OUTPUT_BATCH:
+            _write_batch(run, batch, gold, totals)
+            batch.clear()
+    report = reader.report()
+    if not report.ok:
+        raise ServiceError(
+            f"{filename}: {report.error_count} error(s) on {report.bad_line_count} line(s); "
+            "nothing was imported. Correct every listed line and import again.",
+            field="file",
+            details=error_details(report),
+        )
+    if batch:
+        _write_batch(run, batch, gold, totals)
+    if totals.cost > MAX_RUN_COST:
+        raise ServiceError(
+            f"{filename}: the outputs cost {totals.cost} US dollars in all, more than a run "
+            f"can record ({MAX_RUN_COST}); nothing was imported.",
+            field="file",
+        )
+
+    run.status = RunStatus.COMPLETED
+    run.items_done = totals.outputs
+    run.items_failed = totals.failed
+    run.cost_usd = totals.cost
+    run.cost_unknown_items = totals.cost_unknown
+    run.source_sha256 = report.sha256
+    run.finished_at = timezone.now()
+    run.save(
+        update_fields=[
+            "status",
+            "items_done",
+            "items_failed",
+            "cost_usd",
+            "cost_unknown_items",
+            "source_sha256",
+            "finished_at",
+        ]
+    )
+    audit_record(
+        actor=actor,
+        action="run.import",
+        target=run,
+        use_case_id=use_case.pk,
+        payload={
+            "run": run.pk,
+            "configuration": {
+                "name": configuration.name,
+                "version": configuration.version,
+                "sha256": configuration.sha256,
+            },
+            "task_set": {
+                "name": task_set.name,
+                "version": task_set.version,
+                "manifest_sha256": task_set.manifest_sha256,
+            },
+            "split": split,
+            "repeats": repeats,
+            "filename": filename,
+            "sha256": report.sha256,
+            "outputs": totals.outputs,
+            "failed": totals.failed,
+            "missing": run.items_total - totals.outputs,
+            "units": totals.units,
+            "trajectories": totals.trajectories,
+            "cost_usd": totals.cost,
+            "cost_unknown_items": totals.cost_unknown,
+        },
+    )
+    use_case_advance(
+        actor=actor,
+        use_case=use_case,
+        stage=Stage.RUN,
+        note=f"run {run.pk} imported ({totals.outputs} outputs)",
+    )
+    return run
+
+
+@transaction.atomic
+def units_build(*, outputs: Sequence[Output]) -> int:
+    """Create the units of every output that has none yet; return how many were created.
+
+    Idempotent: an output that already has units is skipped, so calling it again (a
+    retried task, a second worker) creates nothing twice. Three queries plus the inserts,
+    whatever the number of outputs.
+    """
+    if not outputs:
+        return 0
+    done = set(
+        Unit.objects.filter(output__in=[o.pk for o in outputs])
+        .values_list("output_id", flat=True)
+        .distinct()
+    )
+    pending = [output for output in outputs if output.pk not in done]
+    if not pending:
+        return 0
+    gold = _gold_of({output.task_id for output in pending})
+    units = [
+        _unit(output.pk, spec)
+        for output in pending
+        for spec in build_units(
+            output.text,
+            key_element_ids=gold[output.task_id].key_element_ids,
+            guidance_item_ids=gold[output.task_id].guidance_item_ids,
+        )
+    ]
+    # ignore_conflicts: a concurrent call that built the same output's units first wins.
+    Unit.objects.bulk_create(units, batch_size=UNIT_BATCH, ignore_conflicts=True)
+    return len(units)
+
+
+def error_details(report: OutputFileReport) -> list[dict[str, object]]:
+    """Return the listed errors as dicts, with a closing "and N more" entry if some were cut."""
+    details: list[dict[str, object]] = [error.as_dict() for error in report.errors]
+    hidden = report.error_count - len(report.errors)
+    if hidden > 0:
+        details.append(
+            {
+                "line": None,
+                "field": "file",
+                "message": f"and {hidden} more error(s) after line {report.errors[-1].line}",
+            }
+        )
+    return details
+
+
+@dataclass
+class _Totals:
+    outputs: int = 0
+    failed: int = 0
+    units: int = 0
+    trajectories: int = 0
+    cost: Decimal = Decimal(0)
+    cost_unknown: int = 0
+
+
+def _check_run_inputs(
+    use_case: UseCase, configuration: Configuration, task_set: TaskSet, split: str, repeats: int
+) -> None:
+    if configuration.use_case_id != use_case.pk:
+        raise ServiceError(
+            f"configuration: σ {configuration.name} v{configuration.version} belongs to "
+            f"another use case, not {use_case.key}",
+            field="configuration",
+        )
+    if task_set.use_case_id != use_case.pk:
+        raise ServiceError(
+            f"task_set: task set {task_set.name} v{task_set.version} belongs to another use "
+            f"case, not {use_case.key}",
+            field="task_set",
+        )
+    if split not in Split.values:
+        raise ServiceError(
+            f"split: expected one of {', '.join(Split.values)}, got {split!r}", field="split"
+        )
+    if not task_set.split_counts.get(split):
+        raise ServiceError(
+            f"split: task set {task_set.name} v{task_set.version} has no {split} tasks",
+            field="split",
+        )
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
+        raise ServiceError(
+            f"repeats: expected a whole number K from 1 to {MAX_REPEATS}, got {repeats!r}",
+            field="repeats",
+        )
+
+
+def _task_catalogue(
+    task_set: TaskSet, split: str
+) -> tuple[dict[str, _TaskGold], dict[str, frozenset[str]], dict[str, str]]:
+    """Return, for the split's tasks by id: their gold ids and permitted chunk ids; and the
+    split of every other task of the set (for messages). Five queries."""
+    rows = list(Task.objects.filter(task_set=task_set).values_list("pk", "external_id", "split"))
+    in_split = {pk: external_id for pk, external_id, task_split in rows if task_split == split}
+    elsewhere = {external_id: s for _pk, external_id, s in rows if s != split}
+    chunks: dict[int, list[str]] = {pk: [] for pk in in_split}
+    for task_pk, chunk_id in SourceChunk.objects.filter(
+        task__task_set=task_set, task__split=split
+    ).values_list("task_id", "chunk_id"):
+        chunks[task_pk].append(chunk_id)
+    gold_by_pk = _gold_of(in_split, task_set=task_set, split=split)
+    gold = {external_id: gold_by_pk[pk] for pk, external_id in in_split.items()}
+    permitted = {external_id: frozenset(chunks[pk]) for pk, external_id in in_split.items()}
+    return gold, permitted, elsewhere
+
+
+def _gold_of(
+    task_pks: Iterable[int], *, task_set: TaskSet | None = None, split: str | None = None
+) -> dict[int, _TaskGold]:
+    """Return the key-element and guidance-item ids of each task, in task-file order."""
+    pks = list(task_pks)
+    elements: dict[int, list[str]] = {pk: [] for pk in pks}
+    items: dict[int, list[str]] = {pk: [] for pk in pks}
+    if task_set is not None:
+        element_rows = KeyElement.objects.filter(task__task_set=task_set, task__split=split)
+        item_rows = GuidanceItem.objects.filter(task__task_set=task_set, task__split=split)
+    else:
+        element_rows = KeyElement.objects.filter(task_id__in=pks)
+        item_rows = GuidanceItem.objects.filter(task_id__in=pks)
+    for task_pk, element_id in element_rows.order_by("pk").values_list("task_id", "element_id"):
+        elements[task_pk].append(element_id)
+    for task_pk, item_id in item_rows.order_by("pk").values_list("task_id", "item_id"):
+        items[task_pk].append(item_id)
+    return {pk: _TaskGold(pk, tuple(elements[pk]), tuple(items[pk])) for pk in pks}
+
+
+def _write_batch(
+    run: Run, records: list[OutputRecord], gold: dict[str, _TaskGold], totals: _Totals
+) -> None:
+    outputs = Output.objects.bulk_create(
+        [
+            Output(
+                run=run,
+                task_id=gold[record.task_id].pk,
+                repeat_index=record.repeat,
+                status=OutputStatus.FAILED if record.failed else OutputStatus.SUCCEEDED,
+                text=record.text,
+                cited_chunk_ids=list(record.cited_chunk_ids),
+                prompt_tokens=record.prompt_tokens,
+                completion_tokens=record.completion_tokens,
+                cost_usd=record.cost_usd,
+                latency_ms=record.latency_ms,
+                generation_seconds=record.generation_seconds,
+                success=record.success,
+                error=record.error,
+            )
+            for record in records
+        ],
+        batch_size=OUTPUT_BATCH,
+    )
+    # PostgreSQL and SQLite ≥ 3.35 return the new primary keys from a bulk insert.
+    if outputs[0].pk is None:
+        raise RuntimeError(
+            "the database did not return primary keys from a bulk insert; output import "
+            "needs PostgreSQL or SQLite 3.35 or later"
+        )
+    trajectories = [
+        Trajectory(output_id=output.pk, record=record.trajectory)
+        for output, record in zip(outputs, records, strict=True)
+        if record.trajectory is not None
+    ]
+    Trajectory.objects.bulk_create(trajectories, batch_size=OUTPUT_BATCH)
+    units = [
+        _unit(output.pk, spec)
+        for output, record in zip(outputs, records, strict=True)
+        for spec in units_from_sentences(
+            record.sentences,
+            key_element_ids=gold[record.task_id].key_element_ids,
+            guidance_item_ids=gold[record.task_id].guidance_item_ids,
+        )
+    ]
+    Unit.objects.bulk_create(units, batch_size=UNIT_BATCH)
+    totals.outputs += len(records)
+    totals.failed += sum(record.failed for record in records)
+    totals.units += len(units)
+    totals.trajectories += len(trajectories)
+    for record in records:
+        if record.cost_usd is None:
+            totals.cost_unknown += 1
+        else:
+            totals.cost += record.cost_usd
+
+
+def _unit(output_pk: int, spec: UnitSpec) -> Unit:
+    return Unit(
+        output_id=output_pk,
+        kind=spec.kind,
+        key=spec.key,
+        position=spec.position,
+        text=spec.text,
+        ref_id=spec.ref_id,
+        sentence_position=spec.sentence_position,
+    )

@@ -1,0 +1,430 @@
+"""Writes for executed runs: create a run of σ over a split × K, start it, execute its chunks.
+
+A run is executed in chunks of ~50 tasks × K repeats, one Celery task per chunk, each running
+an asyncio loop of model calls (runs.executor) and writing outputs in batches. Every write is
+keyed by (run, task, repeat): a chunk executed twice (a redelivered task after a lost worker,
+a second ``run_start``) skips what exists, and the UNIQUE(run, task, repeat_index) constraint
+is the final guard, so a run never holds two outputs of one unit of work.
+
+Counters, as for imported runs: ``items_done`` counts every output written (succeeded or
+failed), ``items_failed`` those that failed; the run is complete when ``items_done`` equals
+``items_total``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audit.services import audit_record
+from charters.models import Configuration, Role, Stage, Task, TaskSet, UseCase
+from charters.permissions import require_role
+from charters.services.use_cases import use_case_advance
+from enterpriseval.errors import ConflictError, ServiceError
+from runs.executor import (
+    BudgetGuard,
+    ItemResult,
+    ModelCallError,
+    WorkItem,
+    client_for,
+    execute,
+    timeout_for,
+)
+from runs.models import Output, OutputStatus, Run, RunMode, RunStatus
+from runs.prompting import TemplateError, check_prompts, cited_ids, render_messages
+from runs.retrieval import DEFAULT_TOP_K, Chunk, retrieve
+from runs.services.outputs import _check_run_inputs, units_build
+
+RUN_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
+CHUNK_TASKS = 50
+WRITE_BATCH = 50
+DEFAULT_CONCURRENCY = 8
+MAX_CONCURRENCY = 256
+FINISHED = (RunStatus.COMPLETED, RunStatus.BUDGET_EXHAUSTED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkResult:
+    """What one chunk did: outputs written (of them failed), pairs already done, items left."""
+
+    run_id: int
+    written: int
+    failed: int
+    skipped: int
+    not_started: int
+    status: str
+
+
+@transaction.atomic
+def run_create(
+    *,
+    actor: AbstractBaseUser,
+    use_case: UseCase,
+    configuration: Configuration,
+    task_set: TaskSet,
+    split: str,
+    repeats: int,
+    concurrency: int | None = None,
+    cost_budget_usd: Decimal | str | None = None,
+) -> Run:
+    """Create a pending executed run of σ over ``split`` × ``repeats``; move to stage 4."""
+    require_role(actor, use_case, RUN_ROLES)
+    _check_run_inputs(use_case, configuration, task_set, split, repeats)
+    try:
+        check_prompts(configuration.document.get("prompts") or {})
+    except TemplateError as error:
+        raise ServiceError(
+            f"configuration: σ {configuration.name} v{configuration.version}: {error}",
+            field="configuration",
+        ) from error
+    concurrency = DEFAULT_CONCURRENCY if concurrency is None else concurrency
+    if (
+        isinstance(concurrency, bool)
+        or not isinstance(concurrency, int)
+        or not 1 <= concurrency <= MAX_CONCURRENCY
+    ):
+        raise ServiceError(
+            f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, "
+            f"got {concurrency!r}",
+            field="concurrency",
+        )
+    budget = _budget(cost_budget_usd)
+    tasks = Task.objects.filter(task_set=task_set, split=split).count()
+    run = Run.objects.create(
+        use_case=use_case,
+        configuration=configuration,
+        task_set=task_set,
+        split=split,
+        repeats=repeats,
+        mode=RunMode.EXECUTED,
+        status=RunStatus.PENDING,
+        concurrency=concurrency,
+        cost_budget_usd=budget,
+        items_total=tasks * repeats,
+        created_by=actor,
+    )
+    audit_record(
+        actor=actor,
+        action="run.create",
+        target=run,
+        use_case_id=use_case.pk,
+        payload={
+            "run": run.pk,
+            "configuration": {
+                "name": configuration.name,
+                "version": configuration.version,
+                "sha256": configuration.sha256,
+            },
+            "task_set": {
+                "name": task_set.name,
+                "version": task_set.version,
+                "manifest_sha256": task_set.manifest_sha256,
+            },
+            "split": split,
+            "repeats": repeats,
+            "items_total": run.items_total,
+            "concurrency": concurrency,
+            "cost_budget_usd": None if budget is None else str(budget),
+        },
+    )
+    use_case_advance(actor=actor, use_case=use_case, stage=Stage.RUN, note=f"run {run.pk} created")
+    return run
+
+
+@transaction.atomic
+def run_start(
+    *, actor: AbstractBaseUser, run: Run, chunk_tasks: int = CHUNK_TASKS, enqueue: bool = True
+) -> list[list[int]]:
+    """Enqueue one Celery task per chunk of tasks that still lack an output; return the chunks.
+
+    Starting a running run again resumes it: only chunks with missing outputs are enqueued,
+    and a chunk that runs twice writes nothing twice. ``enqueue=False`` only marks the run
+    started and returns the chunks, for a caller that executes them in-process.
+    """
+    from runs.tasks import run_execute_chunk_task
+
+    locked = Run.objects.select_for_update().get(pk=run.pk)
+    require_role(actor, locked.use_case, RUN_ROLES)
+    if locked.mode != RunMode.EXECUTED:
+        raise ConflictError(f"run {locked.pk} was imported; only executed runs can be started")
+    if locked.status in FINISHED:
+        raise ConflictError(
+            f"run {locked.pk} is {locked.get_status_display().lower()}; create a new run instead"
+        )
+    chunks = _chunks(_unfinished_task_pks(locked), chunk_tasks)
+    if locked.status == RunStatus.PENDING:
+        locked.status = RunStatus.RUNNING
+        locked.started_at = timezone.now()
+        locked.save(update_fields=["status", "started_at"])
+    audit_record(
+        actor=actor,
+        action="run.start",
+        target=locked,
+        use_case_id=locked.use_case_id,
+        payload={
+            "run": locked.pk,
+            "chunks": len(chunks),
+            "items_total": locked.items_total,
+            "inline": not enqueue,
+        },
+    )
+    for pks in chunks if enqueue else []:
+        transaction.on_commit(
+            lambda pks=pks: run_execute_chunk_task.delay(locked.pk, pks)  # type: ignore[misc]
+        )
+    run.status, run.started_at = locked.status, locked.started_at
+    return chunks
+
+
+def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
+    """Execute the (task, repeat) pairs of ``task_pks`` that have no output yet.
+
+    Not one transaction: each batch of results is written, with the run's counters, in its
+    own, so progress shows while the chunk runs and a lost worker loses only what is in
+    flight. Stops scheduling once the run's cost budget is reached (in-flight calls finish).
+    """
+    run = Run.objects.select_related("configuration").get(pk=run_id)
+    if run.status in FINISHED:
+        return ChunkResult(run_id, 0, 0, 0, 0, run.status)
+    if run.status == RunStatus.PENDING:
+        Run.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+            status=RunStatus.RUNNING, started_at=timezone.now()
+        )
+    document = run.configuration.document
+    tasks = list(
+        Task.objects.filter(pk__in=list(task_pks), task_set_id=run.task_set_id, split=run.split)
+        .prefetch_related("source_chunks")
+        .order_by("line_number")
+    )
+    done = set(
+        Output.objects.filter(run_id=run_id, task_id__in=[t.pk for t in tasks]).values_list(
+            "task_id", "repeat_index"
+        )
+    )
+    items = _work_items(run, tasks, done, document)
+    if not items:
+        _complete_if_done(run_id)
+        return ChunkResult(run_id, 0, 0, len(done), 0, _status(run_id))
+    try:
+        client = client_for(document["model"], concurrency=run.concurrency)
+    except ModelCallError as error:
+        _fail(run_id, f"cannot call the model: {error.reason}")
+        return ChunkResult(run_id, 0, 0, len(done), len(items), RunStatus.FAILED)
+
+    budget = BudgetGuard(limit=run.cost_budget_usd, spent=run.cost_usd)
+    written = failed = 0
+
+    def write(results: list[ItemResult]) -> None:
+        nonlocal written, failed
+        new = _write_batch(run, results)
+        written += len(new)
+        failed += sum(o.status == OutputStatus.FAILED for o in new)
+        budget.sync(Run.objects.values_list("cost_usd", flat=True).get(pk=run_id))
+
+    summary = execute(
+        items,
+        client=client,
+        concurrency=run.concurrency,
+        timeout_s=timeout_for(document["model"]),
+        budget=budget,
+        on_batch=write,
+        batch_size=WRITE_BATCH,
+    )
+    if summary.budget_exhausted:
+        _stop_on_budget(run_id)
+    else:
+        _complete_if_done(run_id)
+    return ChunkResult(run_id, written, failed, len(done), summary.not_started, _status(run_id))
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _budget(value: Decimal | str | None) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        budget = Decimal(str(value))
+    except InvalidOperation:
+        budget = Decimal("NaN")
+    if not budget.is_finite() or budget <= 0 or budget >= Decimal("1e6"):
+        raise ServiceError(
+            f"cost_budget_usd: expected an amount in US dollars above 0 and below 1,000,000, "
+            f"got {value!r}",
+            field="cost_budget_usd",
+        )
+    return budget.quantize(Decimal("0.000001"))
+
+
+def _unfinished_task_pks(run: Run) -> list[int]:
+    pks = list(
+        Task.objects.filter(task_set_id=run.task_set_id, split=run.split)
+        .order_by("line_number")
+        .values_list("pk", flat=True)
+    )
+    counts: dict[int, int] = {}
+    for task_pk in Output.objects.filter(run=run).values_list("task_id", flat=True):
+        counts[task_pk] = counts.get(task_pk, 0) + 1
+    return [pk for pk in pks if counts.get(pk, 0) < run.repeats]
+
+
+def _chunks(pks: list[int], size: int) -> list[list[int]]:
+    return [pks[i : i + size] for i in range(0, len(pks), size)]
+
+
+def _work_items(
+    run: Run, tasks: list[Task], done: set[tuple[int, int]], document: dict
+) -> list[WorkItem]:
+    prompts = document.get("prompts") or {}
+    top_k = int((document.get("retrieval") or {}).get("top_k") or DEFAULT_TOP_K)
+    items = []
+    for task in tasks:
+        repeats = [r for r in range(run.repeats) if (task.pk, r) not in done]
+        if not repeats:
+            continue
+        chunks = [Chunk(c.chunk_id, c.text) for c in task.source_chunks.all()]
+        messages = render_messages(
+            prompts,
+            task_id=task.external_id,
+            task_input=task.input,
+            chunks=retrieve(task.input, chunks, top_k=top_k),
+        )
+        items.extend(WorkItem(task.pk, r, messages) for r in repeats)
+    return items
+
+
+def _output(run: Run, result: ItemResult) -> Output:
+    return Output(
+        run_id=run.pk,
+        task_id=result.task_pk,
+        repeat_index=result.repeat,
+        status=OutputStatus.SUCCEEDED if result.ok else OutputStatus.FAILED,
+        text=result.text,
+        cited_chunk_ids=cited_ids(result.text) if result.ok else [],
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        cost_usd=result.cost_usd,
+        latency_ms=result.latency_ms,
+        generation_seconds=result.generation_seconds,
+        attempts=result.attempts,
+        error=result.error,
+    )
+
+
+@transaction.atomic
+def _write_batch(run: Run, results: list[ItemResult]) -> list[Output]:
+    """Write the outputs not written yet and count them; return the new outputs."""
+    # The run's row lock serialises the batches of all chunks of this run, so the existing
+    # pairs read below are exact and the counters count each output once.
+    Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True).get()
+    pairs = {(r.task_pk, r.repeat) for r in results}
+    existing = set(
+        Output.objects.filter(run_id=run.pk, task_id__in={task for task, _ in pairs}).values_list(
+            "task_id", "repeat_index"
+        )
+    )
+    fresh = [_output(run, r) for r in results if (r.task_pk, r.repeat) not in existing]
+    if not fresh:
+        return []
+    try:
+        with transaction.atomic():
+            new = Output.objects.bulk_create(fresh)
+    except IntegrityError:
+        # Only a writer that ignores the run lock can get here; the constraint keeps one.
+        Output.objects.bulk_create(fresh, ignore_conflicts=True)
+        ours = {(o.task_id, o.repeat_index) for o in fresh}
+        new = [
+            o
+            for o in Output.objects.filter(run_id=run.pk, task_id__in={t for t, _ in ours})
+            if (o.task_id, o.repeat_index) in ours
+        ]
+    succeeded = [o for o in new if o.status == OutputStatus.SUCCEEDED]
+    known = [o.cost_usd for o in new if o.cost_usd is not None]
+    Run.objects.filter(pk=run.pk).update(
+        items_done=F("items_done") + len(new),
+        items_failed=F("items_failed") + len(new) - len(succeeded),
+        cost_usd=F("cost_usd") + sum(known, Decimal(0)),
+        cost_unknown_items=F("cost_unknown_items") + sum(o.cost_usd is None for o in succeeded),
+    )
+    units_build(outputs=succeeded)
+    _complete_if_done(run.pk)
+    return new
+
+
+@transaction.atomic
+def _complete_if_done(run_id: int) -> None:
+    finished = Run.objects.filter(
+        pk=run_id,
+        status=RunStatus.RUNNING,
+        items_total=F("items_done"),
+    ).update(status=RunStatus.COMPLETED, finished_at=timezone.now())
+    if finished:
+        run = Run.objects.get(pk=run_id)
+        audit_record(
+            actor=None,
+            action="run.complete",
+            target=run,
+            use_case_id=run.use_case_id,
+            payload={
+                "run": run_id,
+                "items_done": run.items_done,
+                "items_failed": run.items_failed,
+                "cost_usd": str(run.cost_usd),
+                "cost_unknown_items": run.cost_unknown_items,
+            },
+        )
+
+
+@transaction.atomic
+def _stop_on_budget(run_id: int) -> None:
+    run = Run.objects.select_for_update().get(pk=run_id)
+    if run.status != RunStatus.RUNNING:
+        return
+    run.status = RunStatus.BUDGET_EXHAUSTED
+    run.finished_at = timezone.now()
+    unknown = (
+        f"; {run.cost_unknown_items} item(s) of unknown cost not counted"
+        if (run.cost_unknown_items)
+        else ""
+    )
+    run.stop_reason = (
+        f"Cost budget of {run.cost_budget_usd} USD reached: {run.cost_usd} USD spent on "
+        f"{run.items_done} of {run.items_total} items{unknown}; "
+        f"{run.items_total - run.items_done} item(s) not run."
+    )
+    run.save(update_fields=["status", "finished_at", "stop_reason"])
+    audit_record(
+        actor=None,
+        action="run.budget_exhausted",
+        target=run,
+        use_case_id=run.use_case_id,
+        payload={"run": run_id, "cost_usd": str(run.cost_usd), "reason": run.stop_reason},
+    )
+
+
+@transaction.atomic
+def _fail(run_id: int, reason: str) -> None:
+    run = Run.objects.select_for_update().get(pk=run_id)
+    if run.status in FINISHED:
+        return
+    run.status = RunStatus.FAILED
+    run.finished_at = timezone.now()
+    run.stop_reason = reason
+    run.save(update_fields=["status", "finished_at", "stop_reason"])
+    audit_record(
+        actor=None,
+        action="run.fail",
+        target=run,
+        use_case_id=run.use_case_id,
+        payload={"run": run_id, "reason": reason},
+    )
+
+
+def _status(run_id: int) -> str:
+    return Run.objects.values_list("status", flat=True).get(pk=run_id)

@@ -1,0 +1,176 @@
+"""A run survives a Celery worker killed mid-run: exactly N × K outputs, none twice.
+
+A real worker on Redis executes a run against the fake provider at 300 ms a call; the test
+SIGKILLs it once some outputs exist, starts a new worker, resumes the run (``run_start``
+enqueues the chunks that still lack outputs, beside the messages still queued) and checks
+that every (task, repeat) pair has exactly one output and the counters agree. Needs
+PostgreSQL (the worker and the test share the test database) and Redis.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from celery import Celery
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from charters.models import Role, Task
+from charters.services.configurations import configuration_upload
+from charters.services.task_sets import task_set_import
+from charters.services.use_cases import membership_grant, use_case_create
+from enterpriseval.testing.fakellm import FakeLLMServer
+from runs.models import Output, Run, RunStatus
+from runs.services.runs import run_create, run_start
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "credit_memo"
+REDIS_URL = "redis://127.0.0.1:6379/14"
+TASKS = 20
+REPEATS = 2
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def worker_environment(var_dir: Path) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("CELERY_", "DJANGO_SETTINGS_MODULE", "ENTERPRISEVAL_"))
+    }
+    db = connection.settings_dict
+    env.update(
+        DJANGO_SETTINGS_MODULE="enterpriseval.settings",
+        ENTERPRISEVAL_ENV="development",
+        ENTERPRISEVAL_VAR_DIR=str(var_dir),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        CELERY_BROKER_URL=REDIS_URL,
+        DATABASE_URL=(
+            f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:"
+            f"{db['PORT'] or 5432}/{db['NAME']}"
+        ),
+    )
+    return env
+
+
+def start_worker(var_dir: Path, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("celery")),
+            "-A",
+            "enterpriseval",
+            "worker",
+            "--loglevel=INFO",
+            "--pool=solo",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=worker_environment(var_dir),
+        stdout=log.open("a"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def world(server: FakeLLMServer):
+    users = {
+        name: get_user_model().objects.create_user(username=name, password="pw")
+        for name in ("owner", "model_owner")
+    }
+    use_case = use_case_create(
+        actor=users["owner"],
+        key="KILL-TEST",
+        name="Worker kill",
+        business_outcome="Nothing lost.",
+        value_hypothesis="Nothing duplicated.",
+        autonomy=1,
+        consequence=3,
+    )
+    membership_grant(
+        actor=users["owner"], use_case=use_case, user=users["model_owner"], role=Role.MODEL_OWNER
+    )
+    document = yaml.safe_load((EXAMPLES / "sigma-gemini-2.5.yaml").read_text())
+    document["model"] = {"provider": "openai_compatible", "id": "fake", "api_base": server.base_url}
+    document["prompts"]["user_template"] = "{input}\n\nSources:\n{sources}\n"
+    sigma = configuration_upload(
+        actor=users["model_owner"], use_case=use_case, name="fake", content=json.dumps(document)
+    )
+    lines = (EXAMPLES / "tasks.jsonl").read_text().splitlines()
+    graded = [line for line in lines if json.loads(line)["split"] == "graded"][:TASKS]
+    task_set_import(
+        actor=users["owner"],
+        use_case=use_case,
+        name="kill",
+        fileobj=__import__("io").BytesIO("\n".join(graded).encode()),
+        filename="tasks.jsonl",
+    )
+    return users["model_owner"], use_case, sigma
+
+
+def enqueue(producer: Celery, run: Run, chunks: list[list[int]]) -> None:
+    for pks in chunks:
+        producer.send_task("runs.run_execute_chunk", args=[run.pk, pks])
+
+
+def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker process shares the test database: needs PostgreSQL")
+    producer = Celery(broker=REDIS_URL)
+    with producer.connection_for_write() as conn:
+        conn.default_channel.client.flushdb()
+    log = tmp_path / "worker.log"
+    with FakeLLMServer(latency=0.3) as server:
+        actor, use_case, sigma = world(server)
+        run = run_create(
+            actor=actor,
+            use_case=use_case,
+            configuration=sigma,
+            task_set=sigma.use_case.task_sets.get(),
+            split="graded",
+            repeats=REPEATS,
+            concurrency=2,
+        )
+        enqueue(producer, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
+        worker = start_worker(tmp_path / "var", log)
+        try:
+            deadline = time.monotonic() + 60
+            while Output.objects.filter(run=run).count() < 6 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            written_before_kill = Output.objects.filter(run=run).count()
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(10)
+            assert 0 < written_before_kill < TASKS * REPEATS, log.read_text()[-3000:]
+
+            worker = start_worker(tmp_path / "var", log)
+            enqueue(producer, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                run.refresh_from_db()
+                if run.status != RunStatus.RUNNING:
+                    break
+                time.sleep(0.1)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            try:
+                worker.wait(30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED, log.read_text()[-3000:]
+    outputs = Output.objects.filter(run=run)
+    pairs = list(outputs.values_list("task_id", "repeat_index"))
+    assert len(pairs) == len(set(pairs)) == TASKS * REPEATS
+    tasks = set(Task.objects.filter(task_set=run.task_set).values_list("pk", flat=True))
+    assert set(pairs) == {(pk, r) for pk in tasks for r in range(REPEATS)}
+    assert run.items_done == TASKS * REPEATS and run.items_failed == 0
+    # the chunk in flight at the kill was called again: more calls than outputs, same outputs
+    assert server.calls >= TASKS * REPEATS
