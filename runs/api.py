@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 from django.http import Http404
@@ -35,6 +36,7 @@ from runs.selectors.runs import (
     run_outputs,
 )
 from runs.services.outputs import MAX_REPEATS, output_import
+from runs.services.runs import run_create, run_start
 
 VERSIONED_NAME = re.compile(r"^(?P<name>[-a-zA-Z0-9_]{1,80}):v?(?P<version>[0-9]{1,9})\Z")
 
@@ -120,6 +122,25 @@ class RunImportInput(serializers.Serializer[dict[str, Any]]):
     repeats = serializers.IntegerField(min_value=1, max_value=MAX_REPEATS, default=1)
 
 
+class RunCreateInput(serializers.Serializer[dict[str, Any]]):
+    configuration = serializers.RegexField(
+        VERSIONED_NAME,
+        help_text='σ as "name:version", e.g. "gemini-2-5:1".',
+        error_messages={"invalid": 'expected σ as "name:version", e.g. "gemini-2-5:1"'},
+    )
+    task_set = serializers.RegexField(
+        VERSIONED_NAME,
+        help_text='Task set as "name:version", e.g. "credit-memo:1".',
+        error_messages={"invalid": 'expected the task set as "name:version", e.g. "memo:1"'},
+    )
+    split = serializers.ChoiceField(choices=Split.values)
+    repeats = serializers.IntegerField(min_value=1, max_value=MAX_REPEATS, default=1)
+    concurrency = serializers.IntegerField(min_value=1, max_value=512, required=False)
+    cost_budget_usd = serializers.DecimalField(
+        max_digits=12, decimal_places=6, min_value=Decimal("0"), required=False
+    )
+
+
 class UnitOutput(serializers.Serializer[Any]):
     kind = serializers.CharField()
     key = serializers.CharField()
@@ -176,6 +197,34 @@ class OutputPageOutput(serializers.Serializer[Any]):
 
 
 class RunListApi(APIView):
+    @extend_schema(
+        request=RunCreateInput,
+        responses={201: RunDetailOutput, 400: ErrorOutput, 403: ErrorOutput, 404: ErrorOutput},
+        summary="Execute σ over a split K times: create the run and enqueue its chunks",
+        operation_id="use_case_runs_create",
+        description=(
+            "The run executes on the Celery workers; poll GET …/runs/<id>/ for progress. The "
+            "API key is read by the workers from the environment variable σ names "
+            "(model.api_key_env); it is never sent or stored."
+        ),
+    )
+    def post(self, request: Request, key: str) -> Response:
+        use_case, _roles = run_access(request.user, key, write=True)
+        data = _valid(RunCreateInput, request.data)
+        run = run_create(
+            actor=request.user,
+            use_case=use_case,
+            configuration=_configuration(use_case, data["configuration"]),
+            task_set=_task_set(use_case, data["task_set"]),
+            split=data["split"],
+            repeats=data["repeats"],
+            concurrency=data.get("concurrency"),
+            cost_budget_usd=data.get("cost_budget_usd"),
+        )
+        run_start(actor=request.user, run=run)
+        run.refresh_from_db()
+        return Response(_detail_data(run), status=status.HTTP_201_CREATED)
+
     @extend_schema(
         responses={200: RunOutput(many=True), 403: ErrorOutput, 404: ErrorOutput},
         summary="Runs of the use case, newest first",
