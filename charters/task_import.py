@@ -242,36 +242,14 @@ class TaskFileReader:
             yield number, raw
 
     def _read_line(self, number: int, raw: bytes) -> TaskRecord | None:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            self._content_lines += 1
-            self._error(
-                number,
-                "line",
-                f"not valid UTF-8: byte 0x{raw[error.start]:02x} at byte {error.start + 1} of "
-                "the line; save the file as UTF-8",
-            )
-            return None
-        if number == 1 and text.startswith("\ufeff"):
-            text = text[1:]
-        if not text.strip(_JSON_WHITESPACE):
+        decoded = decode_object_line(number, raw)
+        if decoded.blank:
             return None
         self._content_lines += 1
-        try:
-            value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-        except _DuplicateKeyError as error:
-            self._error(number, error.key, "appears twice in one object; give each field once")
+        if decoded.problem is not None:
+            self._error(number, *decoded.problem)
             return None
-        except json.JSONDecodeError as error:
-            self._error(number, "line", f"not valid JSON: {error.msg} at column {error.colno}")
-            return None
-        except (ValueError, RecursionError) as error:
-            self._error(number, "line", f"not valid JSON: {error}")
-            return None
-        if not isinstance(value, dict):
-            self._error(number, "line", f"expected a JSON object {{...}}, got {_kind(value)}")
-            return None
+        value = decoded.value
         return self._task(number, value)
 
     # Validation of one line
@@ -549,6 +527,56 @@ def _repeats(digests: bytearray, lines: array[int]) -> Iterator[tuple[int, int]]
         first = lines[group[0]]
         for index in group[1:]:
             yield lines[index], first
+
+
+@dataclass(frozen=True)
+class DecodedLine:
+    """One JSONL line decoded: a blank line, an object, or a (field, message) problem."""
+
+    blank: bool
+    value: dict[str, Any]
+    problem: tuple[str, str] | None
+
+
+def decode_object_line(number: int, raw: bytes) -> DecodedLine:
+    """Decode line ``number`` of a JSONL file as one JSON object, naming what is wrong.
+
+    Shared by every JSONL import (task sets, outputs): UTF-8 (a BOM on line 1 is dropped),
+    strict JSON (no NaN or Infinity, no key given twice), and an object at the top.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return DecodedLine(
+            False,
+            {},
+            (
+                "line",
+                f"not valid UTF-8: byte 0x{raw[error.start]:02x} at byte {error.start + 1} of "
+                "the line; save the file as UTF-8",
+            ),
+        )
+    if number == 1 and text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip(_JSON_WHITESPACE):
+        return DecodedLine(True, {}, None)
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except _DuplicateKeyError as error:
+        return DecodedLine(
+            False, {}, (error.key, "appears twice in one object; give each field once")
+        )
+    except json.JSONDecodeError as error:
+        return DecodedLine(
+            False, {}, ("line", f"not valid JSON: {error.msg} at column {error.colno}")
+        )
+    except (ValueError, RecursionError) as error:
+        return DecodedLine(False, {}, ("line", f"not valid JSON: {error}"))
+    if not isinstance(value, dict):
+        return DecodedLine(
+            False, {}, ("line", f"expected a JSON object {{...}}, got {_kind(value)}")
+        )
+    return DecodedLine(False, value, None)
 
 
 class _DuplicateKeyError(ValueError):

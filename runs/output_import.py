@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import math
 from array import array
 from collections.abc import Iterator, Mapping
@@ -26,7 +25,6 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, BinaryIO
 
 from charters.task_import import (
-    _JSON_WHITESPACE,
     _SKIP_CHUNK,
     _UNSTORABLE,
     DEFAULT_MAX_ERRORS,
@@ -34,13 +32,11 @@ from charters.task_import import (
     MAX_ID_LENGTH,
     MAX_LINE_BYTES,
     LineError,
-    _DuplicateKeyError,
     _kind,
-    _no_constant,
     _show,
-    _unique_keys,
     _unstorable_in,
     _unstorable_message,
+    decode_object_line,
 )
 from runs.segment import Sentence, cited_chunk_ids, split_sentences
 from runs.trajectory import trajectory_problems
@@ -217,36 +213,14 @@ class OutputFileReader:
             yield number, raw
 
     def _read_line(self, number: int, raw: bytes) -> OutputRecord | None:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            self._content_lines += 1
-            self._error(
-                number,
-                "line",
-                f"not valid UTF-8: byte 0x{raw[error.start]:02x} at byte {error.start + 1} of "
-                "the line; save the file as UTF-8",
-            )
-            return None
-        if number == 1 and text.startswith("\ufeff"):
-            text = text[1:]
-        if not text.strip(_JSON_WHITESPACE):
+        decoded = decode_object_line(number, raw)
+        if decoded.blank:
             return None
         self._content_lines += 1
-        try:
-            value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-        except _DuplicateKeyError as error:
-            self._error(number, error.key, "appears twice in one object; give each field once")
+        if decoded.problem is not None:
+            self._error(number, *decoded.problem)
             return None
-        except json.JSONDecodeError as error:
-            self._error(number, "line", f"not valid JSON: {error.msg} at column {error.colno}")
-            return None
-        except (ValueError, RecursionError) as error:
-            self._error(number, "line", f"not valid JSON: {error}")
-            return None
-        if not isinstance(value, dict):
-            self._error(number, "line", f"expected a JSON object {{...}}, got {_kind(value)}")
-            return None
+        value = decoded.value
         return self._output(number, value)
 
     # Validation of one line
