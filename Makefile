@@ -67,6 +67,7 @@ test-slow: venv
 
 bench: venv
 	$(PY) -m bench.run
+	$(PY) -m bench.cases_executor
 
 # Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
 bench-import: venv
