@@ -65,9 +65,15 @@ test-postgres: venv
 test-slow: venv
 	$(PY) -m pytest -m slow
 
-bench: venv
+bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
+
+# inspect_ai, the executor benchmark's peer, lives in its own environment (it pins boto3).
+.venv-inspect/.installed: bench/requirements-inspect.txt
+	@test -x .venv-inspect/bin/python || $(PYTHON) -m venv .venv-inspect
+	.venv-inspect/bin/pip install -q -r bench/requirements-inspect.txt
+	@touch $@
 
 # Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
 bench-import: venv

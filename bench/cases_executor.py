@@ -9,15 +9,18 @@ Prints wall time, the ideal N · latency / concurrency and their ratio (RECIPES.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from runs.executor import BudgetGuard, ItemResult, OpenAICompatibleClient, WorkItem, execute
 
+PEER_PYTHON = Path(__file__).resolve().parents[1] / ".venv-inspect" / "bin" / "python"
 SERVER = (
     "import sys, time\n"
     "from enterpriseval.testing.fakellm import FakeLLMServer\n"
@@ -32,6 +35,11 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=4000)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument(
+        "--peer-python",
+        default=str(PEER_PYTHON),
+        help="Python of the environment with inspect_ai (made by `make bench`)",
+    )
     args = parser.parse_args()
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER, str(args.latency)],
@@ -60,6 +68,7 @@ def main() -> int:
         )
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu
+        peer = run_peer(args, base_url)
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -71,7 +80,31 @@ def main() -> int:
         f"{args.concurrency}: wall {wall:.2f} s, ideal {ideal:.2f} s, ideal/wall "
         f"{ideal / wall:.1%}, CPU {cpu / args.calls * 1000:.2f} ms per call, {failed} failed"
     )
+    if peer is not None:
+        print(
+            f"inspect_ai (same server, same workload): wall {peer['wall']:.2f} s, "
+            f"{peer['completed']} completed; ours/inspect_ai wall ratio {wall / peer['wall']:.2f}"
+        )
     return 1 if failed or len(results) != args.calls else 0
+
+
+def run_peer(args: argparse.Namespace, base_url: str) -> dict | None:
+    """Run the workload with inspect_ai in its own environment; None if it is not set up."""
+    if not Path(args.peer_python).exists():
+        print(f"inspect_ai peer skipped: {args.peer_python} is missing (run `make bench`)")
+        return None
+    peer = Path(__file__).with_name("inspect_peer.py")
+    result = subprocess.run(
+        [args.peer_python, str(peer), base_url, str(args.calls), str(args.concurrency)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if result.returncode != 0:
+        print(f"inspect_ai peer failed: {result.stderr.strip()[-2000:]}")
+        return None
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":
