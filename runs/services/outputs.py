@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -145,16 +145,7 @@ def output_import(
         use_case_id=use_case.pk,
         payload={
             "run": run.pk,
-            "configuration": {
-                "name": configuration.name,
-                "version": configuration.version,
-                "sha256": configuration.sha256,
-            },
-            "task_set": {
-                "name": task_set.name,
-                "version": task_set.version,
-                "manifest_sha256": task_set.manifest_sha256,
-            },
+            **run_sources_payload(configuration, task_set),
             "split": split,
             "repeats": repeats,
             "filename": filename,
@@ -372,3 +363,19 @@ def _unit(output_pk: int, spec: UnitSpec) -> Unit:
         ref_id=spec.ref_id,
         sentence_position=spec.sentence_position,
     )
+
+
+def run_sources_payload(configuration: Configuration, task_set: TaskSet) -> dict[str, Any]:
+    """Return what a run's audit entries record of the σ and task set it rests on."""
+    return {
+        "configuration": {
+            "name": configuration.name,
+            "version": configuration.version,
+            "sha256": configuration.sha256,
+        },
+        "task_set": {
+            "name": task_set.name,
+            "version": task_set.version,
+            "manifest_sha256": task_set.manifest_sha256,
+        },
+    }

@@ -39,7 +39,7 @@ from runs.executor import (
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus
 from runs.prompting import TemplateError, check_prompts, cited_ids, render_messages
 from runs.retrieval import DEFAULT_TOP_K, Chunk, retrieve
-from runs.services.outputs import _check_run_inputs, units_build
+from runs.services.outputs import _check_run_inputs, run_sources_payload, units_build
 
 RUN_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 CHUNK_TASKS = 50
@@ -116,16 +116,7 @@ def run_create(
         use_case_id=use_case.pk,
         payload={
             "run": run.pk,
-            "configuration": {
-                "name": configuration.name,
-                "version": configuration.version,
-                "sha256": configuration.sha256,
-            },
-            "task_set": {
-                "name": task_set.name,
-                "version": task_set.version,
-                "manifest_sha256": task_set.manifest_sha256,
-            },
+            **run_sources_payload(configuration, task_set),
             "split": split,
             "repeats": repeats,
             "items_total": run.items_total,
