@@ -7,5 +7,6 @@ urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("", include("charters.api.urls")),
     path("", include("runs.api_urls")),
+    path("", include("grading.api.urls")),
     path("", include("audit.api_urls")),
 ]

@@ -15,5 +15,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("audit.urls")),
     path("", include("runs.urls")),
+    path("", include("grading.urls")),
     path("", include("charters.urls")),
 ]

@@ -26,6 +26,8 @@ PURE_MODULES = [
     "runs.segment",
     "runs.output_import",
     "runs.trajectory",
+    "grading.rubric",
+    "grading.sampling",
 ]
 
 

@@ -1,0 +1,137 @@
+"""Test helpers: the world grading happens in.
+
+The credit-memo use case with a signed charter, both σ's imported outputs (12 graded tasks
+each), three graders, an adjudicator and a session.
+
+Built through the services, as the demo builds it. ``grading_world`` holds a blinded session
+of 8 artefacts drawn from both runs, 2 graders each; ``provenance`` lists every string that
+would reveal where an artefact came from.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+
+from charters.models import Role, UseCase
+from charters.services.use_cases import membership_grant
+from enterpriseval.demo import demo_evaluation_object
+from grading.models import Assignment, GradingSession
+from grading.rubric import FIELDS_BY_KIND, FIELDS_BY_NAME, is_asked
+from grading.selectors.artefacts import units_of
+from grading.services.grades import GradeChange, grades_save
+from grading.services.sessions import provenance_strings, session_create
+from runs.models import Run
+from runs.services.outputs import output_import
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "credit_memo"
+GRADED_TASKS = 12
+SEED = 20261130
+
+
+def first_tasks_file(sigma: str, count: int) -> io.BytesIO:
+    """Return the first ``count`` lines of an example outputs file."""
+    lines = (EXAMPLES / f"outputs-{sigma}.jsonl").read_text(encoding="utf-8").splitlines()
+    return io.BytesIO(("\n".join(lines[:count]) + "\n").encode())
+
+
+@dataclass
+class GradingWorld:
+    use_case: UseCase
+    owner: Any
+    model_owner: Any
+    reviewer: Any
+    graders: list[Any]
+    adjudicator: Any
+    outsider: Any
+    runs: list[Run]
+    session: GradingSession
+    provenance: list[str] = field(default_factory=list)
+
+    def assignments_of(self, grader: Any) -> list[Assignment]:
+        return list(
+            Assignment.objects.filter(session=self.session, grader=grader).order_by("position")
+        )
+
+
+def make_world(*, sample_size: int = 8, include_baselines: bool = False) -> GradingWorld:
+    objects = demo_evaluation_object(example_dir=EXAMPLES, log=lambda _line: None)
+    users = get_user_model().objects
+    owner = users.get(username="demo-owner")
+    model_owner = users.get(username="demo-model-owner")
+    reviewer = users.get(username="demo-reviewer")
+    adjudicator = users.get(username="demo-adjudicator")
+    graders = [users.get(username="demo-grader")]
+    for name in ("grader-two", "grader-three"):
+        user = users.create_user(username=name, password="pw-" + name)
+        membership_grant(actor=owner, use_case=objects.use_case, user=user, role=Role.GRADER)
+        graders.append(user)
+    outsider = users.create_user(username="outsider", password="pw-outsider")  # noqa: S106
+    runs = []
+    for sigma, configuration in objects.configurations.items():
+        runs.append(
+            output_import(
+                actor=model_owner,
+                use_case=objects.use_case,
+                configuration=configuration,
+                task_set=objects.task_set,
+                split="graded",
+                repeats=1,
+                fileobj=first_tasks_file(sigma, GRADED_TASKS),
+                filename=f"outputs-{sigma}.jsonl",
+            )
+        )
+    session = session_create(
+        actor=owner,
+        use_case=objects.use_case,
+        name="Credit memo round 1",
+        runs=runs,
+        graders=graders,
+        adjudicators=[adjudicator],
+        include_baselines=include_baselines,
+        design="stratified",
+        sample_size=sample_size,
+        seed=SEED,
+    )
+    return GradingWorld(
+        use_case=objects.use_case,
+        owner=owner,
+        model_owner=model_owner,
+        reviewer=reviewer,
+        graders=graders,
+        adjudicator=adjudicator,
+        outsider=outsider,
+        runs=runs,
+        session=session,
+        provenance=provenance_strings(runs),
+    )
+
+
+def truth_of(sigma: str) -> dict[str, dict[str, Any]]:
+    """Return the planted truth of an example σ's outputs by task id."""
+    lines = (EXAMPLES / f"truth-{sigma}.jsonl").read_text(encoding="utf-8").splitlines()
+    return {record["task_id"]: record for record in map(json.loads, lines)}
+
+
+def first_values(unit_key: str, field: str) -> str:
+    """Choose the first value of every field (assertive Y, supported fully, …)."""
+    return FIELDS_BY_NAME[field].values[0]
+
+
+def fill(assignment: Assignment, choose=first_values) -> dict[str, dict[str, str]]:
+    """Grade every asked field of the assignment with ``choose(unit_key, field)``; return them."""
+    grades: dict[str, dict[str, str]] = {}
+    changes = []
+    for unit in units_of([assignment.artefact])[assignment.artefact_id]:
+        unit_grades = grades.setdefault(unit.key, {})
+        for spec in FIELDS_BY_KIND[unit.kind]:
+            if is_asked(spec.name, unit_grades):
+                unit_grades[spec.name] = choose(unit.key, spec.name)
+                changes.append(GradeChange(unit.key, spec.name, unit_grades[spec.name]))
+    grades_save(actor=assignment.grader, assignment=assignment, changes=changes, elapsed_seconds=30)
+    return grades

@@ -1,0 +1,7 @@
+"""adjudication endpoints of the grading API."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,304 @@
+"""Blinded grading sessions, assignments, grades, adjudication and oversight studies (SPEC §5.1).
+
+Blinding is a property of the data as much as of the pages: graders reach artefacts and
+assignments only through random ``public_id`` values, never through primary keys, run ids or
+σ ids, and the provenance of an artefact (its output, run and σ, or "baseline") stays on the
+server.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from charters.models import Charter, Task, TaskSet, UseCase
+from runs.models import Output, Run
+
+PUBLIC_ID_BYTES = 9
+
+
+def new_public_id() -> str:
+    """Return a fresh opaque id (12 URL-safe characters, 72 random bits)."""
+    return secrets.token_urlsafe(PUBLIC_ID_BYTES)
+
+
+class SampleDesign(models.TextChoices):
+    UNIFORM = "uniform", "Uniform random sample"
+    STRATIFIED = "stratified", "Stratified random sample (proportional)"
+
+
+class SessionStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    CLOSED = "closed", "Closed"
+
+
+class GradingSession(models.Model):
+    """A seeded, blinded sample of artefacts, each assigned to ≥ 2 graders (SPEC §2, §5.1)."""
+
+    use_case = models.ForeignKey(UseCase, on_delete=models.PROTECT, related_name="grading_sessions")
+    public_id = models.CharField(max_length=24, unique=True, default=new_public_id)
+    name = models.CharField(max_length=120)
+    charter = models.ForeignKey(Charter, on_delete=models.PROTECT, related_name="+")
+    task_set = models.ForeignKey(TaskSet, on_delete=models.PROTECT, related_name="+")
+    runs = models.ManyToManyField(Run, related_name="grading_sessions", blank=True)
+    include_baselines = models.BooleanField(default=False)
+    design = models.CharField(max_length=10, choices=SampleDesign.choices)
+    seed = models.BigIntegerField()
+    population_size = models.PositiveIntegerField()
+    sample_size = models.PositiveIntegerField()
+    graders_per_artefact = models.PositiveSmallIntegerField(default=2)
+    adjudicators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="+")
+    status = models.CharField(
+        max_length=6, choices=SessionStatus.choices, default=SessionStatus.OPEN
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"grading session {self.name} ({self.sample_size} artefacts)"
+
+
+class ArtefactKind(models.TextChoices):
+    OUTPUT = "output", "Workflow output"
+    BASELINE = "baseline", "Human baseline artefact"
+
+
+class SessionArtefact(models.Model):
+    """One sampled artefact: an output, or a task's human reference (baseline) artefact."""
+
+    session = models.ForeignKey(GradingSession, on_delete=models.PROTECT, related_name="artefacts")
+    public_id = models.CharField(max_length=24, unique=True, default=new_public_id)
+    kind = models.CharField(max_length=8, choices=ArtefactKind.choices)
+    output = models.ForeignKey(
+        Output, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="+")
+    stratum = models.CharField(max_length=60, blank=True)
+    inclusion_probability = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "output"],
+                condition=Q(output__isnull=False),
+                name="artefact_unique_output",
+            ),
+            models.UniqueConstraint(
+                fields=["session", "task"],
+                condition=Q(kind="baseline"),
+                name="artefact_unique_baseline",
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="output") & Q(output__isnull=False))
+                | (Q(kind="baseline") & Q(output__isnull=True)),
+                name="artefact_kind_matches_output",
+            ),
+            models.CheckConstraint(
+                condition=Q(inclusion_probability__gt=0) & Q(inclusion_probability__lte=1),
+                name="artefact_inclusion_probability_range",
+            ),
+        ]
+        ordering = ["session", "pk"]
+
+    def __str__(self) -> str:
+        return f"artefact {self.public_id}"
+
+
+class AssignmentStatus(models.TextChoices):
+    PENDING = "pending", "Not started"
+    IN_PROGRESS = "in_progress", "In progress"
+    SUBMITTED = "submitted", "Submitted"
+
+
+class Assignment(models.Model):
+    """One grader's work on one artefact, at a position in that grader's blind order."""
+
+    session = models.ForeignKey(
+        GradingSession, on_delete=models.PROTECT, related_name="assignments"
+    )
+    artefact = models.ForeignKey(
+        SessionArtefact, on_delete=models.PROTECT, related_name="assignments"
+    )
+    grader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="grading_assignments"
+    )
+    public_id = models.CharField(max_length=24, unique=True, default=new_public_id)
+    position = models.PositiveIntegerField()
+    status = models.CharField(
+        max_length=11, choices=AssignmentStatus.choices, default=AssignmentStatus.PENDING
+    )
+    seconds_spent = models.FloatField(default=0.0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["artefact", "grader"], name="assignment_one_grader_once"
+            ),
+            models.UniqueConstraint(
+                fields=["session", "grader", "position"], name="assignment_unique_position"
+            ),
+        ]
+        ordering = ["session", "grader", "position"]
+
+    def __str__(self) -> str:
+        return f"assignment {self.public_id}"
+
+    @property
+    def is_submitted(self) -> bool:
+        return self.status == AssignmentStatus.SUBMITTED
+
+
+class Grade(models.Model):
+    """The current value of one rubric field of one unit in one assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="grades")
+    unit_key = models.CharField(max_length=160)
+    field = models.CharField(max_length=20)
+    value = models.CharField(max_length=20)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "unit_key", "field"], name="grade_unique_field"
+            )
+        ]
+        ordering = ["assignment", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.unit_key}.{self.field}={self.value}"
+
+
+class GradeRevision(models.Model):
+    """A change to a grade after its assignment was submitted (append-only)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="revisions")
+    unit_key = models.CharField(max_length=160)
+    field = models.CharField(max_length=20)
+    old_value = models.CharField(max_length=20, blank=True)
+    new_value = models.CharField(max_length=20, blank=True)
+    reason = models.TextField()
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["assignment", "created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.unit_key}.{self.field}: {self.old_value} → {self.new_value}"
+
+
+class Adjudication(models.Model):
+    """The final value of a field on which an artefact's graders disagreed."""
+
+    artefact = models.ForeignKey(
+        SessionArtefact, on_delete=models.PROTECT, related_name="adjudications"
+    )
+    unit_key = models.CharField(max_length=160)
+    field = models.CharField(max_length=20)
+    value = models.CharField(max_length=20)
+    note = models.TextField(blank=True)
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["artefact", "unit_key", "field"], name="adjudication_unique_field"
+            )
+        ]
+        ordering = ["artefact", "pk"]
+
+    def __str__(self) -> str:
+        return f"adjudicated {self.unit_key}.{self.field}={self.value}"
+
+
+class DefectKind(models.TextChoices):
+    CHANGED_FIGURE = "changed_figure", "A figure changed"
+    CITATION_REMOVED = "citation_removed", "A citation removed"
+    CITATION_WRONG = "citation_wrong", "A citation pointing at the wrong source"
+    UNSUPPORTED_CLAIM = "unsupported_claim", "An unsupported claim inserted"
+    MISSED_MANDATORY = "missed_mandatory", "A mandatory item left out"
+
+
+class OversightStudy(models.Model):
+    """Seeded defects mixed blind into reviewers' queues to measure oversight (SPEC §4)."""
+
+    use_case = models.ForeignKey(
+        UseCase, on_delete=models.PROTECT, related_name="oversight_studies"
+    )
+    public_id = models.CharField(max_length=24, unique=True, default=new_public_id)
+    name = models.CharField(max_length=120)
+    runs = models.ManyToManyField(Run, related_name="oversight_studies")
+    seed = models.BigIntegerField()
+    defect_share = models.FloatField(help_text="Share of queued copies that carry a defect.")
+    status = models.CharField(
+        max_length=6, choices=SessionStatus.choices, default=SessionStatus.OPEN
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"oversight study {self.name}"
+
+
+class ReviewDecision(models.TextChoices):
+    ACCEPT = "accept", "Accept"
+    REJECT = "reject", "Reject"
+
+
+class OversightItem(models.Model):
+    """A copy of an output in one reviewer's queue, clean or carrying seeded defects."""
+
+    study = models.ForeignKey(OversightStudy, on_delete=models.PROTECT, related_name="items")
+    public_id = models.CharField(max_length=24, unique=True, default=new_public_id)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="oversight_items"
+    )
+    position = models.PositiveIntegerField()
+    source_output = models.ForeignKey(Output, on_delete=models.PROTECT, related_name="+")
+    text = models.TextField(help_text="What the reviewer sees: the output, or a defective copy.")
+    defects = models.JSONField(
+        default=list, blank=True, help_text="Seeded defects: [{kind, target, detail}]."
+    )
+    decision = models.CharField(max_length=6, choices=ReviewDecision.choices, blank=True)
+    flags = models.JSONField(
+        default=list, blank=True, help_text="What the reviewer marked: unit keys (s3, k:ke2)."
+    )
+    comment = models.TextField(blank=True)
+    seconds_spent = models.FloatField(default=0.0)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "reviewer", "position"], name="oversight_item_unique_position"
+            )
+        ]
+        ordering = ["study", "reviewer", "position"]
+
+    def __str__(self) -> str:
+        return f"oversight item {self.public_id}"
+
+    @property
+    def is_seeded(self) -> bool:
+        return bool(self.defects)

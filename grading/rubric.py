@@ -1,0 +1,228 @@
+"""The human grading rubric of SPEC §5.1 (seed 003 Table 8) as data.
+
+Pure: no Django import. A grade is one ``(unit_key, field, value)`` of one assignment. The
+unit keys are those of :func:`runs.segment.build_units` (``s3``, ``c3:chunk``, ``k:ke1``,
+``g:CP-01``) plus :data:`ARTEFACT_KEY` for the artefact-level value-add score.
+
+=============  ===============  =====================================  ===========  =======
+unit           field            values                                 shortcut     level
+=============  ===============  =====================================  ===========  =======
+sentence       ``assertive``    Y / N                                  a: y n       nominal
+sentence       ``supported``    fully / partially / not                s: f p n     ordinal
+sentence       ``relevant``     Y / N                                  r: y n       nominal
+cited chunk    ``citation``     strict / lenient / not                 c: s l n     ordinal
+key element    ``key_element``  present_correct / present_wrong /      1 2 3        nominal
+                                absent
+guidance item  ``guidance``     TP / FP / FN / correct                 t f m o      nominal
+guidance item  ``severity``     low / medium / high (breaches only)    l m h        ordinal
+artefact       ``value_add``    0 / 1 / 2                              0 1 2        ordinal
+=============  ===============  =====================================  ===========  =======
+
+``supported`` is asked only of assertive sentences and ``severity`` only of guidance items
+graded TP or FN (a breach): a grade that is not asked is neither required nor kept.
+
+The human labels map onto the judge's stored criteria (``runs.judges.rubric``) so that judge
+and human can be compared unit by unit (SPEC §5.2): :func:`criterion_scores`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+RUBRIC_VERSION = "1"
+
+SENTENCE = "sentence"
+CITED_CHUNK = "cited_chunk"
+KEY_ELEMENT = "key_element"
+GUIDANCE_ITEM = "guidance_item"
+ARTEFACT = "artefact"
+ARTEFACT_KEY = "artefact"
+
+BREACH_LABELS = frozenset({"TP", "FN"})
+FLAGGED_LABELS = frozenset({"TP", "FP"})
+
+
+@dataclass(frozen=True)
+class Field:
+    """One rubric question asked of every unit of one kind."""
+
+    name: str
+    unit_kind: str
+    question: str
+    values: tuple[str, ...]
+    labels: tuple[str, ...]
+    keys: tuple[str, ...]
+    level: str  # Krippendorff level of measurement: "nominal" or "ordinal"
+
+    def check(self, value: str) -> None:
+        """Raise ``ValueError`` naming the field unless ``value`` is one of its values."""
+        if value not in self.values:
+            raise ValueError(
+                f"{self.name}: value must be one of {', '.join(self.values)}, got {value!r}"
+            )
+
+
+FIELDS: tuple[Field, ...] = (
+    Field(
+        "assertive",
+        SENTENCE,
+        "Assertive? Does the sentence assert a fact that could be true or false?",
+        ("Y", "N"),
+        ("Yes", "No"),
+        ("y", "n"),
+        "nominal",
+    ),
+    Field(
+        "supported",
+        SENTENCE,
+        "Supported by the permitted sources? Fully / Partially / Not",
+        ("fully", "partially", "not"),
+        ("Fully", "Partially", "Not"),
+        ("f", "p", "x"),
+        "ordinal",
+    ),
+    Field(
+        "relevant",
+        SENTENCE,
+        "Relevant to the task?",
+        ("Y", "N"),
+        ("Yes", "No"),
+        ("y", "n"),
+        "nominal",
+    ),
+    Field(
+        "citation",
+        CITED_CHUNK,
+        "Citation used? Strict (content taken from it) / Lenient (reflected) / Not",
+        ("strict", "lenient", "not"),
+        ("Strict", "Lenient", "Not"),
+        ("s", "l", "x"),
+        "ordinal",
+    ),
+    Field(
+        "key_element",
+        KEY_ELEMENT,
+        "Key element in the artefact?",
+        ("present_correct", "present_wrong", "absent"),
+        ("Present and correct", "Present but wrong", "Absent"),
+        ("1", "2", "3"),
+        "nominal",
+    ),
+    Field(
+        "guidance",
+        GUIDANCE_ITEM,
+        "Guidance item: flagged and truly breached (TP), flagged but sound (FP), "
+        "breached but not flagged (FN), not flagged and sound (correct)",
+        ("TP", "FP", "FN", "correct"),
+        ("TP", "FP", "FN", "Correct"),
+        ("t", "f", "m", "o"),
+        "nominal",
+    ),
+    Field(
+        "severity",
+        GUIDANCE_ITEM,
+        "Severity of the breach",
+        ("low", "medium", "high"),
+        ("Low", "Medium", "High"),
+        ("l", "m", "h"),
+        "ordinal",
+    ),
+    Field(
+        "value_add",
+        ARTEFACT,
+        "Value added by the artefact: 0 none, 1 some, 2 substantial",
+        ("0", "1", "2"),
+        ("0 none", "1 some", "2 substantial"),
+        ("0", "1", "2"),
+        "ordinal",
+    ),
+)
+
+FIELDS_BY_NAME: Mapping[str, Field] = MappingProxyType({f.name: f for f in FIELDS})
+FIELDS_BY_KIND: Mapping[str, tuple[Field, ...]] = MappingProxyType(
+    {
+        kind: tuple(f for f in FIELDS if f.unit_kind == kind)
+        for kind in (SENTENCE, CITED_CHUNK, KEY_ELEMENT, GUIDANCE_ITEM, ARTEFACT)
+    }
+)
+
+
+def unit_kind_of(unit_key: str) -> str:
+    """Return the unit kind a unit key names (see :func:`runs.segment.build_units`)."""
+    if unit_key == ARTEFACT_KEY:
+        return ARTEFACT
+    if unit_key.startswith("k:"):
+        return KEY_ELEMENT
+    if unit_key.startswith("g:"):
+        return GUIDANCE_ITEM
+    if unit_key.startswith("c") and ":" in unit_key:
+        return CITED_CHUNK
+    if unit_key.startswith("s") and unit_key[1:].isdigit():
+        return SENTENCE
+    raise ValueError(f"unit_key: {unit_key!r} is not a unit key (s3, c3:chunk, k:id, g:id)")
+
+
+def field_for(unit_key: str, field: str) -> Field:
+    """Return the rubric field ``field`` of the unit ``unit_key``; ``ValueError`` if not asked."""
+    kind = unit_kind_of(unit_key)
+    spec = FIELDS_BY_NAME.get(field)
+    if spec is None:
+        raise ValueError(f"field: {field!r} is not a rubric field ({', '.join(FIELDS_BY_NAME)})")
+    if spec.unit_kind != kind:
+        raise ValueError(f"field: {field!r} is not asked of a {kind.replace('_', ' ')}")
+    return spec
+
+
+def is_asked(field: str, unit_grades: Mapping[str, str]) -> bool:
+    """Return whether ``field`` is asked given the unit's other grades."""
+    if field == "supported":
+        return unit_grades.get("assertive") != "N"
+    if field == "severity":
+        return unit_grades.get("guidance") in BREACH_LABELS
+    return True
+
+
+def missing_fields(
+    unit_keys: Sequence[str], grades: Mapping[str, Mapping[str, str]]
+) -> list[tuple[str, str]]:
+    """Return the ``(unit_key, field)`` pairs still to grade, in unit order.
+
+    ``grades`` maps unit key to ``{field: value}``.
+    """
+    missing: list[tuple[str, str]] = []
+    for key in unit_keys:
+        unit = grades.get(key, {})
+        for spec in FIELDS_BY_KIND[unit_kind_of(key)]:
+            if spec.name not in unit and is_asked(spec.name, unit):
+                missing.append((key, spec.name))
+    return missing
+
+
+def criterion_scores(field: str, value: str) -> dict[str, float]:
+    """Return the judge criteria (``runs.judges.rubric``) a human label implies, as 0/1 scores.
+
+    "Partially supported counts as supported" (SPEC §4); a guidance item is ``flagged`` when
+    graded TP or FP and ``breached`` when graded TP or FN.
+    """
+    FIELDS_BY_NAME[field].check(value)
+    if field == "assertive":
+        return {"assertive": float(value == "Y")}
+    if field == "supported":
+        return {"supported": float(value != "not")}
+    if field == "relevant":
+        return {"relevant": float(value == "Y")}
+    if field == "citation":
+        return {
+            "citation_strict": float(value == "strict"),
+            "citation_lenient": float(value != "not"),
+        }
+    if field == "key_element":
+        return {"key_element_captured": float(value == "present_correct")}
+    if field == "guidance":
+        return {
+            "flagged": float(value in FLAGGED_LABELS),
+            "breached": float(value in BREACH_LABELS),
+        }
+    return {}

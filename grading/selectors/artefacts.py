@@ -1,0 +1,211 @@
+"""Reads of sampled artefacts: their text, units and the grades on them, blind to provenance."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.http import Http404
+
+from charters.models import GuidanceItem, KeyElement, SourceChunk, Task
+from grading.models import (
+    Adjudication,
+    ArtefactKind,
+    Assignment,
+    AssignmentStatus,
+    Grade,
+    SessionArtefact,
+)
+from grading.rubric import ARTEFACT_KEY, is_asked
+from runs.models import Unit
+from runs.segment import build_units
+
+
+@dataclass(frozen=True, slots=True)
+class ArtefactUnit:
+    """A gradable unit of an artefact (``runs.segment.UnitSpec`` without provenance)."""
+
+    key: str
+    kind: str
+    position: int
+    text: str
+    ref_id: str
+    sentence_position: int | None
+
+
+ARTEFACT_UNIT = ArtefactUnit(ARTEFACT_KEY, "artefact", 1, "", "", None)
+
+
+def artefact_text(artefact: SessionArtefact) -> str:
+    """Return the text a grader grades: the output's text or the task's reference artefact."""
+    if artefact.kind == ArtefactKind.OUTPUT:
+        assert artefact.output is not None
+        return artefact.output.text
+    return artefact.task.reference
+
+
+def units_of(artefacts: Sequence[SessionArtefact]) -> dict[int, list[ArtefactUnit]]:
+    """Return each artefact's units (by artefact pk) in grading order, artefact unit last.
+
+    Output artefacts read their stored ``runs.Unit`` rows (one query for all); baseline
+    artefacts are segmented on the fly with the same :func:`runs.segment.build_units`.
+    """
+    result: dict[int, list[ArtefactUnit]] = {a.pk: [] for a in artefacts}
+    by_output = {a.output_id: a.pk for a in artefacts if a.output_id is not None}
+    order = {"sentence": 0, "cited_chunk": 1, "key_element": 2, "guidance_item": 3}
+    rows = Unit.objects.filter(output_id__in=list(by_output)).values_list(
+        "output_id", "key", "kind", "position", "text", "ref_id", "sentence_position"
+    )
+    for output_id, key, kind, position, text, ref_id, sentence_position in rows:
+        result[by_output[output_id]].append(
+            ArtefactUnit(key, kind, position, text, ref_id, sentence_position)
+        )
+    baselines = [a for a in artefacts if a.kind == ArtefactKind.BASELINE]
+    if baselines:
+        gold = _gold_ids([a.task_id for a in baselines])
+        for artefact in baselines:
+            elements, items = gold[artefact.task_id]
+            result[artefact.pk] = [
+                ArtefactUnit(u.key, u.kind, u.position, u.text, u.ref_id, u.sentence_position)
+                for u in build_units(
+                    artefact.task.reference, key_element_ids=elements, guidance_item_ids=items
+                )
+            ]
+    for units in result.values():
+        units.sort(key=lambda u: (order[u.kind], u.position))
+        units.append(ARTEFACT_UNIT)
+    return result
+
+
+def _gold_ids(task_pks: Iterable[int]) -> dict[int, tuple[list[str], list[str]]]:
+    pks = list(task_pks)
+    gold: dict[int, tuple[list[str], list[str]]] = {pk: ([], []) for pk in pks}
+    for task_id, element_id in (
+        KeyElement.objects.filter(task_id__in=pks)
+        .order_by("pk")
+        .values_list("task_id", "element_id")
+    ):
+        gold[task_id][0].append(element_id)
+    for task_id, item_id in (
+        GuidanceItem.objects.filter(task_id__in=pks)
+        .order_by("pk")
+        .values_list("task_id", "item_id")
+    ):
+        gold[task_id][1].append(item_id)
+    return gold
+
+
+def assignment_for_grader(user: AbstractBaseUser | AnonymousUser, public_id: str) -> Assignment:
+    """Return the grader's own assignment; anyone else's (or none) is a 404 (SPEC §5.1)."""
+    if not user.is_authenticated:
+        raise Http404("No such assignment.")
+    assignment = (
+        Assignment.objects.select_related(
+            "session", "session__use_case", "artefact", "artefact__output", "artefact__task"
+        )
+        .filter(public_id=public_id, grader=user)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def grades_of(assignment: Assignment) -> dict[str, dict[str, str]]:
+    """Return the assignment's grades as ``{unit_key: {field: value}}``."""
+    grades: dict[str, dict[str, str]] = defaultdict(dict)
+    for unit_key, field, value in assignment.grades.values_list("unit_key", "field", "value"):
+        grades[unit_key][field] = value
+    return dict(grades)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskContext:
+    """What a grader needs besides the artefact: the task input, sources and gold."""
+
+    input: str
+    sources: list[SourceChunk]
+    key_elements: list[KeyElement]
+    guidance_items: list[GuidanceItem]
+
+
+def task_context(task: Task) -> TaskContext:
+    """Return the task's input, permitted source chunks, key elements and guidance items."""
+    return TaskContext(
+        input=task.input,
+        sources=list(task.source_chunks.order_by("pk")),
+        key_elements=list(task.key_elements.order_by("pk")),
+        guidance_items=list(task.guidance_items.order_by("pk")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FieldValues:
+    """The submitted values of one field of one unit of one artefact, and its final value."""
+
+    artefact_id: int
+    unit_key: str
+    field: str
+    values: dict[int, str | None]  # assignment pk → value (None: not asked of that grader)
+    adjudicated: str | None
+
+    @property
+    def agreed(self) -> bool:
+        return len(set(self.values.values())) == 1
+
+    @property
+    def final(self) -> str | None:
+        if self.adjudicated is not None:
+            return self.adjudicated
+        return next(iter(self.values.values())) if self.agreed else None
+
+
+def submitted_field_values(artefacts: Sequence[SessionArtefact]) -> list[FieldValues]:
+    """Return every (unit, field) graded on artefacts whose assignments are all submitted.
+
+    A field one grader answered and another was not asked (``supported`` after "not
+    assertive") counts as a disagreement, with ``None`` for the grader not asked. Three
+    queries whatever the number of artefacts.
+    """
+    ids = [a.pk for a in artefacts]
+    assignments: dict[int, list[int]] = defaultdict(list)
+    complete: dict[int, bool] = defaultdict(lambda: True)
+    for pk, artefact_id, status in Assignment.objects.filter(artefact_id__in=ids).values_list(
+        "pk", "artefact_id", "status"
+    ):
+        assignments[artefact_id].append(pk)
+        complete[artefact_id] &= status == AssignmentStatus.SUBMITTED
+    ready = {a for a in assignments if complete[a]}
+    grades: dict[tuple[int, str], dict[int, dict[str, str]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for assignment_id, artefact_id, unit_key, field, value in Grade.objects.filter(
+        assignment__artefact_id__in=ready
+    ).values_list("assignment_id", "assignment__artefact_id", "unit_key", "field", "value"):
+        grades[(artefact_id, unit_key)][assignment_id][field] = value
+    adjudicated = {
+        (artefact_id, unit_key, field): value
+        for artefact_id, unit_key, field, value in Adjudication.objects.filter(
+            artefact_id__in=ready
+        ).values_list("artefact_id", "unit_key", "field", "value")
+    }
+    result: list[FieldValues] = []
+    for (artefact_id, unit_key), per_assignment in sorted(grades.items()):
+        fields = sorted({f for unit in per_assignment.values() for f in unit})
+        for field in fields:
+            values: dict[int, str | None] = {}
+            for assignment_id in sorted(assignments[artefact_id]):
+                unit = per_assignment.get(assignment_id, {})
+                values[assignment_id] = unit.get(field) if is_asked(field, unit) else None
+            result.append(
+                FieldValues(
+                    artefact_id,
+                    unit_key,
+                    field,
+                    values,
+                    adjudicated.get((artefact_id, unit_key, field)),
+                )
+            )
+    return result

@@ -1,0 +1,352 @@
+"""Writes for grading sessions: draw the blinded sample and assign it (SPEC §5.1, §5.2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from audit.services import audit_record
+from charters.models import Charter, Membership, Role, Stage, Task, UseCase
+from charters.models.tasks import Split
+from charters.permissions import require_role
+from charters.services.use_cases import use_case_advance
+from enterpriseval.errors import ConflictError, ServiceError
+from grading.models import (
+    ArtefactKind,
+    Assignment,
+    GradingSession,
+    SampleDesign,
+    SessionArtefact,
+    SessionStatus,
+)
+from grading.sampling import Candidate, assign_graders, blind_order, draw_sample, expected_outputs
+from metrics.catalogue import catalogue
+from runs.models import Output, OutputStatus, Run, RunStatus, Unit
+
+SESSION_ROLES = (Role.CHARTER_OWNER,)
+MAX_SEED = 2**62
+
+
+@dataclass(frozen=True, slots=True)
+class SamplePlan:
+    """The sample size a charter plans, and the metric that sets it."""
+
+    size: int
+    population: int
+    metric_id: str | None
+    planned_units: int | None
+    mean_units_per_output: float | None
+
+    @property
+    def capped(self) -> bool:
+        return self.metric_id is not None and self.size == self.population
+
+
+def sample_plan(*, charter: Charter, outputs: Sequence[Output], baselines: int = 0) -> SamplePlan:
+    """Return how many artefacts to sample so every human-graded gated metric reaches its planned n.
+
+    For each gated metric graded by humans (catalogue grading H) with a planned n in units,
+    the outputs needed are ⌈planned n / mean units per output⌉, the mean taken over the
+    candidate outputs; the largest wins, capped at the population.
+    """
+    population = len(outputs) + baselines
+    metrics = catalogue()
+    unit_counts = {
+        (row["output_id"], row["kind"]): row["n"]
+        for row in Unit.objects.filter(output__in=[o.pk for o in outputs])
+        .values("output_id", "kind")
+        .annotate(n=Count("pk"))
+    }
+    best = SamplePlan(population, population, None, None, None)
+    best_needed = 0
+    for metric in charter.metrics.filter(treatment="gated", planned_n__isnull=False):
+        spec = metrics.get(metric.metric_id)
+        if spec is None or not spec.human_graded or metric.planned_n is None:
+            continue
+        kind = spec.unit.replace(" ", "_")
+        total = sum(unit_counts.get((o.pk, kind), 0) for o in outputs)
+        if not outputs or total == 0:
+            continue
+        mean = total / len(outputs)
+        needed = expected_outputs(metric.planned_n, mean)
+        if needed > best_needed:
+            best_needed = needed
+            best = SamplePlan(
+                min(needed, population), population, metric.metric_id, metric.planned_n, mean
+            )
+    return best
+
+
+@transaction.atomic
+def session_create(
+    *,
+    actor: AbstractBaseUser,
+    use_case: UseCase,
+    name: str,
+    runs: Sequence[Run],
+    graders: Sequence[AbstractBaseUser],
+    adjudicators: Sequence[AbstractBaseUser],
+    include_baselines: bool = False,
+    design: str = SampleDesign.UNIFORM,
+    sample_size: int | None = None,
+    graders_per_artefact: int = 2,
+    seed: int | None = None,
+) -> GradingSession:
+    """Draw a seeded blinded sample of the runs' graded outputs and assign it to graders.
+
+    The population is every succeeded output of the graded split in ``runs`` (and, with
+    ``include_baselines``, the human reference artefact of every graded task that has one).
+    ``sample_size`` defaults to what the charter plans (:func:`sample_plan`). Stratified
+    samples use one stratum per run (and one for baselines), so each system is represented
+    in proportion; the stratum never reaches a grader.
+    """
+    require_role(actor, use_case, SESSION_ROLES)
+    charter = Charter.objects.frozen().filter(use_case=use_case).order_by("-version").first()
+    if charter is None:
+        raise ConflictError(
+            "A grading session needs a signed charter: the sample size and κ target are "
+            "pre-registered in it.",
+            field="charter",
+        )
+    name = name.strip()
+    if not name:
+        raise ServiceError("Give the session a name.", field="name")
+    if design not in SampleDesign.values:
+        raise ServiceError(
+            f"design must be one of {', '.join(SampleDesign.values)}, got {design!r}",
+            field="design",
+        )
+    runs = _checked_runs(use_case, runs)
+    task_set = runs[0].task_set
+    _check_name_is_blind(name, runs)
+    grader_ids = _members(use_case, graders, Role.GRADER, "graders")
+    adjudicator_ids = _members(use_case, adjudicators, Role.ADJUDICATOR, "adjudicators")
+    if not adjudicator_ids:
+        raise ServiceError("Name at least one adjudicator.", field="adjudicators")
+    if set(grader_ids) & set(adjudicator_ids):
+        raise ServiceError(
+            "An adjudicator must be a third person, not one of the session's graders.",
+            field="adjudicators",
+        )
+    if graders_per_artefact < 2:
+        raise ServiceError(
+            "Each artefact needs at least 2 graders (SPEC §5.1).", field="graders_per_artefact"
+        )
+    if len(grader_ids) < graders_per_artefact:
+        raise ServiceError(
+            f"{graders_per_artefact} graders per artefact need at least "
+            f"{graders_per_artefact} graders; {len(grader_ids)} named.",
+            field="graders",
+        )
+
+    outputs = list(
+        Output.objects.filter(
+            run__in=runs, task__split=Split.GRADED, status=OutputStatus.SUCCEEDED
+        ).order_by("run_id", "task_id", "repeat_index")
+    )
+    baselines: list[Task] = []
+    if include_baselines:
+        baselines = list(
+            Task.objects.filter(task_set=task_set, split=Split.GRADED)
+            .exclude(reference="")
+            .order_by("line_number")
+        )
+    candidates = [Candidate(("output", o.pk), f"run:{o.run_id}") for o in outputs]
+    candidates += [Candidate(("baseline", t.pk), "baseline") for t in baselines]
+    if not candidates:
+        raise ServiceError(
+            "The runs have no succeeded outputs of graded tasks to sample.", field="runs"
+        )
+    plan = sample_plan(charter=charter, outputs=outputs, baselines=len(baselines))
+    size = plan.size if sample_size is None else sample_size
+    if not 1 <= size <= len(candidates):
+        raise ServiceError(
+            f"sample_size must be between 1 and the {len(candidates)} artefacts available, "
+            f"got {size}.",
+            field="sample_size",
+        )
+    seed = secrets.randbelow(MAX_SEED) if seed is None else seed
+    if not 0 <= seed < MAX_SEED:
+        raise ServiceError(f"seed must be between 0 and 2^62, got {seed}.", field="seed")
+    sample = draw_sample(candidates, size, seed=seed, design=design)
+
+    session = GradingSession.objects.create(
+        use_case=use_case,
+        name=name,
+        charter=charter,
+        task_set=task_set,
+        include_baselines=include_baselines,
+        design=design,
+        seed=seed,
+        population_size=len(candidates),
+        sample_size=size,
+        graders_per_artefact=graders_per_artefact,
+        created_by=actor,
+    )
+    session.runs.set(runs)
+    session.adjudicators.set(adjudicator_ids)
+    output_task = {o.pk: o.task_id for o in outputs}
+    artefacts = SessionArtefact.objects.bulk_create(
+        [
+            SessionArtefact(
+                session=session,
+                kind=ArtefactKind.OUTPUT if item.id[0] == "output" else ArtefactKind.BASELINE,
+                output_id=item.id[1] if item.id[0] == "output" else None,
+                task_id=output_task[item.id[1]] if item.id[0] == "output" else item.id[1],
+                stratum=item.stratum,
+                inclusion_probability=item.inclusion_probability,
+            )
+            for item in sample
+        ]
+    )
+    artefacts = list(SessionArtefact.objects.filter(session=session).order_by("pk"))
+    _assign(session, artefacts, grader_ids, graders_per_artefact, seed)
+    manifest = [
+        {
+            "artefact": a.public_id,
+            "kind": a.kind,
+            "output": a.output_id,
+            "task": a.task_id,
+            "stratum": a.stratum,
+            "pi": a.inclusion_probability,
+        }
+        for a in artefacts
+    ]
+    audit_record(
+        actor=actor,
+        action="grading_session.create",
+        target=session,
+        payload={
+            "name": name,
+            "charter_version": charter.version,
+            "runs": [r.pk for r in runs],
+            "design": design,
+            "seed": str(seed),
+            "population": len(candidates),
+            "sample_size": size,
+            "planned_by": plan.metric_id or "",
+            "graders_per_artefact": graders_per_artefact,
+            "graders": sorted(grader_ids),
+            "adjudicators": sorted(adjudicator_ids),
+            "sample_sha256": hashlib.sha256(
+                json.dumps(manifest, sort_keys=True).encode()
+            ).hexdigest(),
+        },
+    )
+    use_case_advance(
+        actor=actor, use_case=use_case, stage=Stage.GRADE, note=f"grading session {name}"
+    )
+    return session
+
+
+@transaction.atomic
+def session_close(*, actor: AbstractBaseUser, session: GradingSession) -> GradingSession:
+    """Close the session: no grade, revision or adjudication is accepted after this."""
+    require_role(actor, session.use_case, SESSION_ROLES)
+    locked = GradingSession.objects.select_for_update().get(pk=session.pk)
+    if locked.status == SessionStatus.CLOSED:
+        raise ConflictError("The session is already closed.", field="status")
+    locked.status = SessionStatus.CLOSED
+    locked.closed_at = timezone.now()
+    locked.save(update_fields=["status", "closed_at"])
+    audit_record(actor=actor, action="grading_session.close", target=locked)
+    return locked
+
+
+def _checked_runs(use_case: UseCase, runs: Sequence[Run]) -> list[Run]:
+    runs = list(runs)
+    if not runs:
+        raise ServiceError("Choose at least one run to sample outputs from.", field="runs")
+    for run in runs:
+        if run.use_case_id != use_case.pk:
+            raise ServiceError(f"Run {run.pk} belongs to another use case.", field="runs")
+        if run.status != RunStatus.COMPLETED:
+            raise ConflictError(
+                f"Run {run.pk} is {run.get_status_display().lower()}; only completed runs are "
+                "graded.",
+                field="runs",
+            )
+    if len({run.task_set_id for run in runs}) > 1:
+        raise ServiceError(
+            "The runs use different task sets; a session compares outputs of one task set.",
+            field="runs",
+        )
+    return sorted(runs, key=lambda r: r.pk)
+
+
+def provenance_strings(runs: Sequence[Run]) -> list[str]:
+    """Return the strings that would reveal an artefact's provenance to a grader."""
+    strings: set[str] = {"baseline"}
+    for run in runs:
+        configuration = run.configuration
+        strings.update(
+            {
+                configuration.name,
+                configuration.sha256,
+                configuration.model_ref,
+                configuration.model_ref.rsplit("/", 1)[-1],
+            }
+        )
+    return sorted(s for s in strings if s)
+
+
+def _check_name_is_blind(name: str, runs: Sequence[Run]) -> None:
+    lowered = name.lower()
+    for text in provenance_strings(runs):
+        if text.lower() in lowered:
+            raise ServiceError(
+                f"The session name is shown to graders and must not reveal provenance; it "
+                f"contains {text!r}.",
+                field="name",
+            )
+
+
+def _members(
+    use_case: UseCase, users: Sequence[AbstractBaseUser], role: Role, field: str
+) -> list[int]:
+    ids = [user.pk for user in users]
+    if len(set(ids)) != len(ids):
+        raise ServiceError(f"A user is named twice among the {field}.", field=field)
+    holding = set(
+        Membership.objects.filter(use_case=use_case, role=role, user_id__in=ids).values_list(
+            "user_id", flat=True
+        )
+    )
+    for user in users:
+        if user.pk not in holding:
+            raise ServiceError(
+                f"{user.get_username()} does not hold the {role.label.lower()} role on "
+                f"{use_case.key}.",
+                field=field,
+            )
+    return ids
+
+
+def _assign(
+    session: GradingSession,
+    artefacts: Sequence[SessionArtefact],
+    grader_ids: Sequence[int],
+    per_artefact: int,
+    seed: int,
+) -> None:
+    chosen = assign_graders(len(artefacts), list(grader_ids), per_artefact, seed=seed)
+    by_grader: dict[int, list[SessionArtefact]] = {g: [] for g in grader_ids}
+    for artefact, graders in zip(artefacts, chosen, strict=True):
+        for grader in graders:
+            by_grader[int(grader)].append(artefact)  # type: ignore[call-overload]
+    rows: list[Assignment] = []
+    for grader_id, items in by_grader.items():
+        order = blind_order(len(items), seed=seed, grader_key=grader_id)
+        rows.extend(
+            Assignment(session=session, artefact=items[i], grader_id=grader_id, position=p + 1)
+            for p, i in enumerate(order)
+        )
+    Assignment.objects.bulk_create(rows)

@@ -1,0 +1,7 @@
+"""agreement pages of the grading app."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

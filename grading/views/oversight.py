@@ -1,0 +1,7 @@
+"""oversight pages of the grading app."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,7 @@
+"""workspace pages of the grading app."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []
