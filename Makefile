@@ -41,6 +41,7 @@ demo: venv
 
 # The web app on 127.0.0.1:8000 with a Celery worker beside it (filesystem broker by default).
 serve: venv
+	@$(PY) manage.py demo_logins
 	@$(VENV)/bin/celery -A enterpriseval worker --loglevel=INFO --concurrency=2 & worker=$$!; \
 	trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000

@@ -37,6 +37,8 @@ DEMO_USERS = {
     "demo-model-owner": Role.MODEL_OWNER,
     "demo-reviewer": Role.REVIEWER,
     "demo-grader": Role.GRADER,
+    "demo-grader-2": Role.GRADER,
+    "demo-grader-3": Role.GRADER,
     "demo-adjudicator": Role.ADJUDICATOR,
 }
 CONFIGURATIONS = {"gemini-2-5": "sigma-gemini-2.5.yaml", "llama-4": "sigma-llama-4.yaml"}

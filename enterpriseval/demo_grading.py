@@ -1,0 +1,182 @@
+"""Blinded grading in the demo: a session over both σ's outputs, graded by simulated experts.
+
+``make demo`` draws a seeded stratified sample of the credit-memo outputs, assigns each to two
+of three graders, loads the simulated graders' answers (``examples/credit_memo/make_grades.py``:
+known error rates) through the same services as the browser's autosave and submit, has the
+adjudicator resolve the disagreements with the planted truth, and leaves the last artefacts of
+``demo-grader`` and the disputes of one artefact for a person to finish in the browser. Every
+step is idempotent: a second run finds what the first made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+
+from charters.models import UseCase
+from enterpriseval.demo import DemoObjects, JudgedRun
+from examples.credit_memo import make_grades
+from grading.models import Assignment, AssignmentStatus, GradingSession, SessionArtefact
+from grading.selectors.artefacts import submitted_field_values
+from grading.services.grades import (
+    MAX_ELAPSED_PER_CALL,
+    GradeChange,
+    adjudication_record,
+    assignment_heartbeat,
+    assignment_submit,
+    grades_save,
+)
+from grading.services.sessions import session_create
+
+SESSION_NAME = "Credit memo blind review, round 1"
+SESSION_SEED = 20261130
+SAMPLE_SIZE = 40
+LEFT_FOR_BROWSER = 2
+BROWSER_GRADER = "demo-grader"
+
+
+@dataclass(frozen=True)
+class DemoGrading:
+    session: GradingSession
+    submitted: int
+    assignments: int
+    adjudicated: int
+    pending_disputes: int
+
+
+def demo_grading(
+    *, objects: DemoObjects, runs: Sequence[JudgedRun], log: Callable[[str], None]
+) -> DemoGrading:
+    """Create (or find) the demo's grading session and load the simulated graders' work."""
+    users = {u.username: u for u in get_user_model().objects.filter(username__startswith="demo-")}
+    session = _session(objects.use_case, runs, users)
+    log(
+        f"session {session.public_id} '{session.name}': {session.design} sample of "
+        f"{session.sample_size} of {session.population_size} outputs (seed {session.seed}), "
+        f"{session.graders_per_artefact} graders each, adjudicator demo-adjudicator"
+    )
+    sigma_of = {judged.run.pk: judged.sigma for judged in runs}
+    graders = {g.username: g for g in make_grades.GRADERS}
+    assignments = list(
+        Assignment.objects.filter(session=session)
+        .select_related("grader", "artefact__output", "artefact__task", "session")
+        .order_by("grader__username", "position")
+    )
+    per_grader: dict[str, int] = {}
+    for assignment in assignments:
+        per_grader[assignment.grader.username] = per_grader.get(assignment.grader.username, 0) + 1
+    loaded = 0
+    for assignment in assignments:
+        username = assignment.grader.username
+        if assignment.status == AssignmentStatus.SUBMITTED:
+            continue
+        if username == BROWSER_GRADER and assignment.position > per_grader[username] - (
+            LEFT_FOR_BROWSER
+        ):
+            continue
+        output = assignment.artefact.output
+        assert output is not None
+        answers, seconds = make_grades.grader_answers(
+            graders[username],
+            sigma_of[output.run_id],
+            assignment.artefact.task.external_id,
+            output.repeat_index,
+        )
+        _load(assignment, answers, seconds)
+        loaded += 1
+    submitted = sum(
+        1
+        for a in Assignment.objects.filter(session=session)
+        if a.status == AssignmentStatus.SUBMITTED
+    )
+    log(
+        "simulated graders (error rates "
+        + ", ".join(f"{g.username} {g.error_rate:.0%}" for g in make_grades.GRADERS)
+        + f"): {submitted} of {len(assignments)} assignments submitted"
+        + (f" ({loaded} loaded now)" if loaded else "")
+        + f"; {LEFT_FOR_BROWSER} left for {BROWSER_GRADER} to grade in the browser"
+    )
+    adjudicated, pending = _adjudicate(session, sigma_of, users["demo-adjudicator"])
+    log(
+        f"adjudication: {adjudicated} disputed fields resolved with the planted truth; "
+        f"{pending} left in the queue for demo-adjudicator"
+    )
+    return DemoGrading(session, submitted, len(assignments), adjudicated, pending)
+
+
+def _session(use_case: UseCase, runs: Sequence[JudgedRun], users: dict) -> GradingSession:
+    existing = GradingSession.objects.filter(use_case=use_case, name=SESSION_NAME).first()
+    if existing is not None:
+        return existing
+    return session_create(
+        actor=users["demo-owner"],
+        use_case=use_case,
+        name=SESSION_NAME,
+        runs=[judged.run for judged in runs],
+        graders=[users[g.username] for g in make_grades.GRADERS],
+        adjudicators=[users["demo-adjudicator"]],
+        design="stratified",
+        sample_size=SAMPLE_SIZE,
+        seed=SESSION_SEED,
+    )
+
+
+def _load(assignment: Assignment, answers: dict[str, dict[str, str]], seconds: float) -> None:
+    """Save a simulated grader's answers as the workspace would: autosaves, heartbeats, submit."""
+    grader = assignment.grader
+    changes = [
+        GradeChange(unit_key, field, value)
+        for unit_key, unit in answers.items()
+        for field, value in unit.items()
+    ]
+    step = min(seconds, MAX_ELAPSED_PER_CALL)
+    grades_save(actor=grader, assignment=assignment, changes=changes, elapsed_seconds=step)
+    remaining = seconds - step
+    while remaining > 0:
+        step = min(remaining, MAX_ELAPSED_PER_CALL)
+        assignment_heartbeat(actor=grader, assignment=assignment, elapsed_seconds=step)
+        remaining -= step
+    assignment_submit(actor=grader, assignment=assignment)
+
+
+def _adjudicate(
+    session: GradingSession, sigma_of: dict[int, str], adjudicator: object
+) -> tuple[int, int]:
+    artefacts = list(
+        SessionArtefact.objects.filter(session=session)
+        .select_related("output", "task", "session")
+        .order_by("pk")
+    )
+    by_pk = {a.pk: a for a in artefacts}
+    disputes = [fv for fv in submitted_field_values(artefacts) if not fv.agreed]
+    left_artefact = next((fv.artefact_id for fv in disputes), None)
+    done = pending = 0
+    guidance = make_grades.task_guidance()
+    for fv in disputes:
+        if fv.adjudicated is not None:
+            done += 1
+            continue
+        if fv.artefact_id == left_artefact:
+            pending += 1
+            continue
+        artefact = by_pk[fv.artefact_id]
+        assert artefact.output is not None
+        record = make_grades.truth_records(sigma_of[artefact.output.run_id])[
+            (artefact.task.external_id, artefact.output.repeat_index)
+        ]
+        truth = make_grades.true_grades(record, guidance[artefact.task.external_id])
+        value = truth.get(fv.unit_key, {}).get(fv.field)
+        if value is None:  # e.g. "supported" of a sentence that is truly not assertive
+            value = next(v for v in fv.values.values() if v is not None)
+        adjudication_record(
+            actor=adjudicator,  # type: ignore[arg-type]
+            artefact=artefact,
+            unit_key=fv.unit_key,
+            field=fv.field,
+            value=value,
+            note="simulated adjudicator: the planted truth",
+        )
+        done += 1
+    return done, pending
