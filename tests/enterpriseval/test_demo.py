@@ -12,6 +12,7 @@ from audit.models import AuditEntry
 from audit.selectors import audit_verify
 from charters.models import Charter, Configuration, TaskSet, UseCase
 from examples.credit_memo import generate
+from grading.models import Adjudication, GradingSession
 from runs.models import JudgeScore, Run, Unit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +56,17 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         scored = JudgeScore.objects.filter(unit__output__run=run).values("unit").distinct().count()
         assert scored == units
     assert output.count("offline judge vs planted truth") == 2
+
+    # A blinded grading session: 40 outputs of both σ, two of three simulated graders each,
+    # all submitted but the two left for a person, disputes adjudicated but one artefact's.
+    session = GradingSession.objects.get(use_case=use_case)
+    assert (session.sample_size, session.population_size) == (40, 130)
+    assert session.artefacts.count() == 40
+    statuses = list(session.assignments.values_list("status", flat=True))
+    assert len(statuses) == 80 and statuses.count("submitted") == 78
+    assert AuditEntry.objects.filter(action="assignment.submit").count() == 78
+    assert Adjudication.objects.filter(artefact__session=session).exists()
+    assert "left in the queue for demo-adjudicator" in output
 
     # The gate in both modes, the refusal of the printed pair, and the summary.
     assert "mode: point" in output and "mode: conservative" in output
