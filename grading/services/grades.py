@@ -272,6 +272,8 @@ def adjudication_record(
         )
     if session.status == SessionStatus.CLOSED:
         raise ImmutableError("The grading session is closed.", field="session")
+    if unit_key not in {u.key for u in units_of([artefact])[artefact.pk]}:
+        raise ServiceError(f"{unit_key!r} is not a unit of this artefact.", field="unit_key")
     try:
         field_for(unit_key, field).check(value)
     except ValueError as error:
