@@ -28,6 +28,7 @@ PURE_MODULES = [
     "runs.trajectory",
     "grading.rubric",
     "grading.sampling",
+    "grading.defects",
 ]
 
 

@@ -124,11 +124,11 @@ def session_create(
             f"design must be one of {', '.join(SampleDesign.values)}, got {design!r}",
             field="design",
         )
-    runs = _checked_runs(use_case, runs)
+    runs = checked_runs(use_case, runs)
     task_set = runs[0].task_set
     _check_name_is_blind(name, runs)
-    grader_ids = _members(use_case, graders, Role.GRADER, "graders")
-    adjudicator_ids = _members(use_case, adjudicators, Role.ADJUDICATOR, "adjudicators")
+    grader_ids = members_holding(use_case, graders, Role.GRADER, "graders")
+    adjudicator_ids = members_holding(use_case, adjudicators, Role.ADJUDICATOR, "adjudicators")
     if not adjudicator_ids:
         raise ServiceError("Name at least one adjudicator.", field="adjudicators")
     if set(grader_ids) & set(adjudicator_ids):
@@ -261,7 +261,7 @@ def session_close(*, actor: AbstractBaseUser, session: GradingSession) -> Gradin
     return locked
 
 
-def _checked_runs(use_case: UseCase, runs: Sequence[Run]) -> list[Run]:
+def checked_runs(use_case: UseCase, runs: Sequence[Run]) -> list[Run]:
     runs = list(runs)
     if not runs:
         raise ServiceError("Choose at least one run to sample outputs from.", field="runs")
@@ -309,7 +309,7 @@ def _check_name_is_blind(name: str, runs: Sequence[Run]) -> None:
             )
 
 
-def _members(
+def members_holding(
     use_case: UseCase, users: Sequence[AbstractBaseUser], role: Role, field: str
 ) -> list[int]:
     ids = [user.pk for user in users]
