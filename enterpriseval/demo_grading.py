@@ -18,8 +18,16 @@ from django.contrib.auth import get_user_model
 from charters.models import UseCase
 from enterpriseval.demo import DemoObjects, JudgedRun
 from examples.credit_memo import make_grades
-from grading.models import Assignment, AssignmentStatus, GradingSession, SessionArtefact
+from grading.models import (
+    Assignment,
+    AssignmentStatus,
+    GradingSession,
+    OversightItem,
+    OversightStudy,
+    SessionArtefact,
+)
 from grading.selectors.artefacts import submitted_field_values
+from grading.selectors.oversight import OversightResults, oversight_results
 from grading.services.grades import (
     MAX_ELAPSED_PER_CALL,
     GradeChange,
@@ -28,6 +36,7 @@ from grading.services.grades import (
     assignment_submit,
     grades_save,
 )
+from grading.services.oversight import oversight_item_decide, oversight_study_create
 from grading.services.sessions import session_create
 
 SESSION_NAME = "Credit memo blind review, round 1"
@@ -35,6 +44,10 @@ SESSION_SEED = 20261130
 SAMPLE_SIZE = 40
 LEFT_FOR_BROWSER = 2
 BROWSER_GRADER = "demo-grader"
+STUDY_NAME = "Credit memo review queue, round 1"
+STUDY_SEED = 20261201
+STUDY_ITEMS_PER_REVIEWER = 30
+STUDY_DEFECT_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -180,3 +193,72 @@ def _adjudicate(
         )
         done += 1
     return done, pending
+
+
+def demo_oversight(
+    *, objects: DemoObjects, runs: Sequence[JudgedRun], log: Callable[[str], None]
+) -> OversightResults:
+    """Create (or find) the demo's oversight study and load the simulated reviewers' decisions.
+
+    ``demo-grader-2`` and ``demo-grader-3`` review with known catch rates
+    (``make_grades.REVIEWERS``); ``demo-grader``'s queue is left for a person.
+    """
+    users = {u.username: u for u in get_user_model().objects.filter(username__startswith="demo-")}
+    study = OversightStudy.objects.filter(use_case=objects.use_case, name=STUDY_NAME).first()
+    if study is None:
+        study = oversight_study_create(
+            actor=users["demo-owner"],
+            use_case=objects.use_case,
+            name=STUDY_NAME,
+            runs=[judged.run for judged in runs],
+            reviewers=[users[BROWSER_GRADER], *(users[r.username] for r in make_grades.REVIEWERS)],
+            items_per_reviewer=STUDY_ITEMS_PER_REVIEWER,
+            defect_share=STUDY_DEFECT_SHARE,
+            seed=STUDY_SEED,
+        )
+    reviewers = {r.username: r for r in make_grades.REVIEWERS}
+    items = OversightItem.objects.filter(study=study, decided_at__isnull=True).select_related(
+        "reviewer"
+    )
+    for item in items.order_by("reviewer__username", "position"):
+        reviewer = reviewers.get(item.reviewer.username)
+        if reviewer is None:
+            continue
+        decision, flags, seconds = make_grades.reviewer_decision(
+            reviewer,
+            f"{study.seed}:{reviewer.username}:{item.position}",
+            [defect["target"] for defect in item.defects],
+        )
+        oversight_item_decide(
+            actor=item.reviewer,
+            item=item,
+            decision=decision,
+            flags=flags,
+            elapsed_seconds=seconds,
+        )
+    results = oversight_results(study=study)
+    overall = results.overall
+    seeded = {r.username: r.catch.n for r in results.reviewers if r.username in reviewers}
+    expected = sum(reviewers[u].catch_rate * n for u, n in seeded.items()) / max(
+        sum(seeded.values()), 1
+    )
+    log(
+        f"oversight study {study.public_id} '{study.name}': {results.items} copies in "
+        f"{len(results.reviewers)} blind queues, {overall.catch.n} seeded defects decided; "
+        f"{STUDY_ITEMS_PER_REVIEWER} left for {BROWSER_GRADER} in the browser"
+    )
+    log(
+        f"  ρ_catch {_share(overall.catch)} — simulated reviewers' known catch rate "
+        f"{expected:.1%}; false acceptance rate {_share(overall.false_acceptance)}; "
+        f"false alarms on clean copies {_share(results.false_alarm)}"
+    )
+    return results
+
+
+def _share(proportion: object) -> str:
+    successes, n = proportion.successes, proportion.n  # type: ignore[attr-defined]
+    lo, hi = proportion.lo, proportion.hi  # type: ignore[attr-defined]
+    if not n:
+        return "— (none decided)"
+    interval = "" if lo is None else f" [{lo:.1%}, {hi:.1%}]"
+    return f"{successes / n:.1%} ({successes}/{n}){interval}"

@@ -12,7 +12,7 @@ from audit.models import AuditEntry
 from audit.selectors import audit_verify
 from charters.models import Charter, Configuration, TaskSet, UseCase
 from examples.credit_memo import generate
-from grading.models import Adjudication, GradingSession
+from grading.models import Adjudication, GradingSession, OversightStudy
 from runs.models import JudgeScore, Run, Unit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +67,11 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert AuditEntry.objects.filter(action="assignment.submit").count() == 78
     assert Adjudication.objects.filter(artefact__session=session).exists()
     assert "left in the queue for demo-adjudicator" in output
+    # An oversight study: two simulated reviewers decide their 60 copies, 24 carry a defect.
+    study = OversightStudy.objects.get(use_case=use_case)
+    assert study.items.count() == 90
+    assert study.items.filter(decided_at__isnull=False).count() == 60
+    assert "ρ_catch" in output and "known catch rate 67.5%" in output
 
     # The gate in both modes, the refusal of the printed pair, and the summary.
     assert "mode: point" in output and "mode: conservative" in output

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
 from enterpriseval.demo import demo_evaluation_object, demo_runs
-from enterpriseval.demo_grading import demo_grading
+from enterpriseval.demo_grading import demo_grading, demo_oversight
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
 from gates.services import decision_report_write
@@ -46,6 +46,7 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write("══ Blinded expert grading (simulated graders with known error rates) ══")
         demo_grading(objects=objects, runs=judged, log=self.stdout.write)
+        demo_oversight(objects=objects, runs=judged, log=self.stdout.write)
         self.stdout.write("")
         summary = []
         for model in EXAMPLE_MODELS:
