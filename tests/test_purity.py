@@ -29,6 +29,8 @@ PURE_MODULES = [
     "grading.rubric",
     "grading.sampling",
     "grading.defects",
+    "grading.agreement",
+    "grading.grade_io",
 ]
 
 
