@@ -26,6 +26,7 @@ from grading.models import (
     OversightStudy,
     SessionArtefact,
 )
+from grading.selectors.agreement import AgreementReport, agreement_report
 from grading.selectors.artefacts import submitted_field_values
 from grading.selectors.oversight import OversightResults, oversight_results
 from grading.services.grades import (
@@ -50,6 +51,9 @@ STUDY_ITEMS_PER_REVIEWER = 30
 STUDY_DEFECT_SHARE = 0.4
 
 
+AGREEMENT_DRAWS = 200
+
+
 @dataclass(frozen=True)
 class DemoGrading:
     session: GradingSession
@@ -57,6 +61,8 @@ class DemoGrading:
     assignments: int
     adjudicated: int
     pending_disputes: int
+    agreement: AgreementReport
+    expected: dict[str, tuple[float, float, float]]  # field → (mean, 2.5 %, 97.5 %) of α
 
 
 def demo_grading(
@@ -116,7 +122,64 @@ def demo_grading(
         f"adjudication: {adjudicated} disputed fields resolved with the planted truth; "
         f"{pending} left in the queue for demo-adjudicator"
     )
-    return DemoGrading(session, submitted, len(assignments), adjudicated, pending)
+    report = agreement_report(session=session)
+    expected = _expected_agreement(
+        session, sigma_of, [row.agreement.field for row in report.fields]
+    )
+    log(
+        f"agreement on the {report.artefacts_complete} fully graded artefacts (target "
+        f"{report.kappa_target:.2f}); expected = {AGREEMENT_DRAWS} re-simulations of the same "
+        "design from the graders' known error rates:"
+    )
+    for row in report.fields:
+        agreement = row.agreement
+        mean, low, high = expected[agreement.field]
+        inside = "within" if low <= agreement.point <= high else "OUTSIDE"
+        log(
+            f"  {agreement.field:<12} {agreement.symbol} = {agreement.point:.3f} "
+            f"[{agreement.lo:.3f}, {agreement.hi:.3f}]  expected {mean:.3f} "
+            f"(95% of draws {low:.3f}–{high:.3f}: {inside})  "
+            f"{'meets' if row.passes else 'BELOW'} target"
+        )
+    eligible = [r.metric_id for r in report.eligibility if r.eligibility and r.eligibility.eligible]
+    log(f"  gate-eligible human-graded metrics: {', '.join(eligible) or 'none'}")
+    return DemoGrading(session, submitted, len(assignments), adjudicated, pending, report, expected)
+
+
+def _expected_agreement(
+    session: GradingSession, sigma_of: dict[int, str], fields: Sequence[str]
+) -> dict[str, tuple[float, float, float]]:
+    """Return the mean and central 95 % of α over re-simulations of the session's design."""
+    import numpy as np
+
+    graders = {g.username: g for g in make_grades.GRADERS}
+    guidance = make_grades.task_guidance()
+    by_artefact: dict[int, list[Assignment]] = {}
+    for assignment in Assignment.objects.filter(session=session).select_related(
+        "grader", "artefact__output", "artefact__task"
+    ):
+        by_artefact.setdefault(assignment.artefact_id, []).append(assignment)
+    truths, pairs = [], []
+    for pk in sorted(by_artefact):
+        group = by_artefact[pk]
+        if any(a.status != AssignmentStatus.SUBMITTED for a in group):
+            continue
+        artefact = group[0].artefact
+        assert artefact.output is not None
+        record = make_grades.truth_records(sigma_of[artefact.output.run_id])[
+            (artefact.task.external_id, artefact.output.repeat_index)
+        ]
+        truths.append(make_grades.true_grades(record, guidance[artefact.task.external_id]))
+        pairs.append([graders[a.grader.username] for a in group])
+    draws = make_grades.expected_agreement_draws(truths, pairs, fields, draws=AGREEMENT_DRAWS)
+    return {
+        field: (
+            float(np.nanmean(values)),
+            float(np.nanpercentile(values, 2.5)),
+            float(np.nanpercentile(values, 97.5)),
+        )
+        for field, values in draws.items()
+    }
 
 
 def _session(use_case: UseCase, runs: Sequence[JudgedRun], users: dict) -> GradingSession:

@@ -67,6 +67,10 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert AuditEntry.objects.filter(action="assignment.submit").count() == 78
     assert Adjudication.objects.filter(artefact__session=session).exists()
     assert "left in the queue for demo-adjudicator" in output
+    # Agreement per rubric field falls within the spread that the graders' known error rates
+    # give over re-simulations of the same design (all seeded, so this is deterministic).
+    agreement = output.split("agreement on the 38 fully graded artefacts")[1].split("oversight")[0]
+    assert agreement.count(": within)") == 8 and "OUTSIDE" not in agreement
     # An oversight study: two simulated reviewers decide their 60 copies, 24 carry a defect.
     study = OversightStudy.objects.get(use_case=use_case)
     assert study.items.count() == 90
