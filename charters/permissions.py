@@ -42,6 +42,16 @@ def use_case_for(
 
     ``roles=None`` admits any member.
     """
+    use_case, held = _membership(user, key_or_pk)
+    if roles is not None:
+        needed = {str(role) for role in roles}
+        if not held & needed:
+            labels = ", ".join(sorted(Role(role).label for role in needed))
+            raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
+    return use_case
+
+
+def _membership(user: AnyUser, key_or_pk: str | int) -> tuple[UseCase, set[str]]:
     lookup = {"pk": key_or_pk} if isinstance(key_or_pk, int) else {"key": key_or_pk}
     use_case = UseCase.objects.filter(**lookup).first()
     if use_case is None:
@@ -49,12 +59,7 @@ def use_case_for(
     held = user_roles(user, use_case)
     if not held:
         raise Http404("No such use case.")
-    if roles is not None:
-        needed = {str(role) for role in roles}
-        if not held & needed:
-            labels = ", ".join(sorted(Role(role).label for role in needed))
-            raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
-    return use_case
+    return use_case, held
 
 
 def require_role(user: AnyUser, use_case: UseCase, roles: Iterable[Role | str]) -> set[str]:
@@ -65,3 +70,21 @@ def require_role(user: AnyUser, use_case: UseCase, roles: Iterable[Role | str]) 
         labels = ", ".join(sorted(Role(role).label for role in needed))
         raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
     return held
+
+
+def use_case_for_unblinded(user: AnyUser, key_or_pk: str | int, *, what: str) -> UseCase:
+    """Return the use case if ``user`` is a member who does not grade on it (else 404/403).
+
+    Graders must never see provenance (SPEC §1, §5.1): the charter names the baseline
+    workflow, a task set holds each task's reference (the human baseline artefact's text)
+    and the member list names the other graders. Anyone holding the grader role gets 403,
+    even with another role.
+    """
+    use_case, held = _membership(user, key_or_pk)
+    if Role.GRADER in held:
+        raise PermissionDenied(
+            f"Graders do not see {what} of {use_case.key}: it could reveal the provenance of "
+            "the artefacts they grade (SPEC §5.1). The grading workspace shows what grading "
+            "needs."
+        )
+    return use_case

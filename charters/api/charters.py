@@ -25,7 +25,7 @@ from charters.charter_document import (
 )
 from charters.models import Charter, Role, UseCase
 from charters.models.charters import SIGNING_ROLES
-from charters.permissions import use_case_for
+from charters.permissions import use_case_for, use_case_for_unblinded
 from charters.selectors.charters import (
     CharterPage,
     charter_page,
@@ -333,7 +333,7 @@ class CharterListApi(APIView):
         summary="Charter versions of a use case, oldest first",
     )
     def get(self, request: Request, key: str) -> Response:
-        use_case = use_case_for(request.user, key)
+        use_case = use_case_for_unblinded(request.user, key, what="the charter")
         return Response(CharterSummaryOutput(charter_versions(use_case=use_case), many=True).data)
 
     @extend_schema(
@@ -357,7 +357,7 @@ class CharterDetailApi(APIView):
         summary="One charter version: document, status, hashes, signatures, deviations",
     )
     def get(self, request: Request, key: str, version: int) -> Response:
-        use_case = use_case_for(request.user, key)
+        use_case = use_case_for_unblinded(request.user, key, what="the charter")
         return Response(_detail(use_case, version))
 
     @extend_schema(
@@ -382,7 +382,7 @@ class CharterValidateApi(APIView):
         summary="Validate a proposed charter document for this version, without saving",
     )
     def post(self, request: Request, key: str, version: int) -> Response:
-        use_case = use_case_for(request.user, key)
+        use_case = use_case_for_unblinded(request.user, key, what="the charter")
         _charter(use_case, version)
         try:
             document, line_of = _document(request)

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from charters.models import Task, TaskSet, UseCase
 from charters.models.tasks import Split
-from charters.permissions import use_case_for
+from charters.permissions import use_case_for, use_case_for_unblinded
 from charters.selectors.task_sets import (
     MAX_TASK_PAGE_SIZE,
     task_set_get,
@@ -131,7 +131,7 @@ class TaskSetListApi(APIView):
         ],
     )
     def get(self, request: Request, key: str) -> Response:
-        use_case = use_case_for(request.user, key)
+        use_case = use_case_for_unblinded(request.user, key, what="task sets")
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(task_set_list(use_case=use_case), request, view=self)
         return paginator.get_paginated_response(TaskSetOutput(page, many=True).data)
@@ -204,7 +204,7 @@ class TaskSetTasksApi(APIView):
 
 
 def _task_set(request: Request, key: str, name: str, version: int) -> TaskSet:
-    use_case: UseCase = use_case_for(request.user, key)
+    use_case: UseCase = use_case_for_unblinded(request.user, key, what="task sets")
     task_set = task_set_get(use_case=use_case, name=name, version=version)
     if task_set is None:
         raise Http404(f"No task set {name} v{version} in {use_case.key}.")

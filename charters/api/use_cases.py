@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from charters.models import Membership, Role, UseCase
-from charters.permissions import use_case_for
+from charters.permissions import use_case_for, user_roles
 from charters.selectors.use_cases import use_case_list, use_case_overview
 from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
 
@@ -99,6 +99,10 @@ class MembershipListApi(APIView):
     def get(self, request: Request, key: str) -> Response:
         use_case = use_case_for(request.user, key)
         members = Membership.objects.filter(use_case=use_case).select_related("user")
+        if Role.GRADER in user_roles(request.user, use_case):
+            # Graders see their own roles only: the others' names would tell them who else
+            # grades (SPEC §5.1).
+            members = members.filter(user=request.user)
         return Response(MembershipOutput(members, many=True).data)
 
     @extend_schema(

@@ -25,7 +25,7 @@ from charters.charter_document import (
 )
 from charters.models import Charter, Role, UseCase
 from charters.models.charters import SIGNING_ROLES
-from charters.permissions import use_case_for, user_roles
+from charters.permissions import use_case_for, use_case_for_unblinded, user_roles
 from charters.selectors.charters import (
     CharterPage,
     charter_current,
@@ -94,7 +94,7 @@ class MetricRow:
 
 @login_required
 def charter_detail(request: HttpRequest, key: str, version: int | None = None) -> HttpResponse:
-    use_case = use_case_for(request.user, key)
+    use_case = use_case_for_unblinded(request.user, key, what="the charter")
     page = charter_page(use_case=use_case, version=version, today=timezone.localdate())
     if page is None and version is not None:
         raise Http404(f"{use_case.key} has no charter v{version}.")

@@ -13,7 +13,7 @@ from django.urls import path
 from django.views.decorators.http import require_http_methods
 
 from charters.models.tasks import Split
-from charters.permissions import use_case_for, user_roles
+from charters.permissions import use_case_for, use_case_for_unblinded, user_roles
 from charters.selectors.task_sets import task_set_get, task_set_list, task_set_tasks
 from charters.services.task_sets import (
     IMPORT_ROLES,
@@ -37,7 +37,7 @@ class TaskSetImportForm(forms.Form):
 
 @login_required
 def task_set_list_view(request: HttpRequest, key: str) -> HttpResponse:
-    use_case = use_case_for(request.user, key)
+    use_case = use_case_for_unblinded(request.user, key, what="task sets")
     can_import = bool(user_roles(request.user, use_case) & {str(r) for r in IMPORT_ROLES})
     return render(
         request,
@@ -87,7 +87,7 @@ def task_set_import_view(request: HttpRequest, key: str) -> HttpResponse:
 
 @login_required
 def task_set_detail_view(request: HttpRequest, key: str, name: str, version: int) -> HttpResponse:
-    use_case = use_case_for(request.user, key)
+    use_case = use_case_for_unblinded(request.user, key, what="task sets")
     task_set = task_set_get(use_case=use_case, name=name, version=version)
     if task_set is None:
         raise Http404("No such task set.")

@@ -16,7 +16,7 @@ from charters.models import Charter, Deviation, Role, Signature, UnblindingEvent
 from charters.services.charters import charter_create, charter_revise, charter_sign
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "credit_memo" / "charter.yaml"
-MEMBERS = ("owner", "model_owner", "grader", "adjudicator", "reviewer")
+MEMBERS = ("owner", "model_owner", "adjudicator", "reviewer")
 KEY = "CREDIT-MEMO-B"
 
 
@@ -280,7 +280,7 @@ def test_three_signatures_through_the_api_freeze_the_charter(personas, draft):
     assert [r.json()["frozen"] for r in responses] == [False, False, True]
     charter = Charter.objects.get()
     assert responses[-1].json()["sha256"] == charter.sha256 != ""
-    detail = api(personas.grader).get(url("api-charter-detail", version=1)).json()
+    detail = api(personas.adjudicator).get(url("api-charter-detail", version=1)).json()
     assert detail["status"] == "signed" and detail["sha256"] == charter.sha256
     assert [s["user"] for s in detail["signatures"]] == ["owner", "model_owner", "reviewer"]
 
@@ -368,7 +368,7 @@ def test_a_missing_version_is_404(personas, draft):
 
 
 def test_the_list_endpoint_has_a_flat_query_count(personas, signed, django_assert_num_queries):
-    client = api(personas.grader)
+    client = api(personas.adjudicator)
     # 1 use case, 1 membership check, charters (+deviation, users), signatures, metrics.
     with django_assert_num_queries(5):
         assert len(client.get(url("api-charter-list")).json()) == 1

@@ -19,7 +19,7 @@ from charters.services.charters import (
 )
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "credit_memo" / "charter.yaml"
-MEMBERS = ("owner", "model_owner", "grader", "adjudicator", "reviewer")
+MEMBERS = ("owner", "model_owner", "adjudicator", "reviewer")
 NOT_OWNERS = ("model_owner", "grader", "adjudicator", "reviewer")
 KEY = "CREDIT-MEMO-B"
 
@@ -200,14 +200,14 @@ def test_unblinding_from_the_page_is_for_the_charter_owner_and_the_reviewer(
 def test_the_charter_page_without_a_charter_invites_the_owner_to_write_it(personas):
     owner_page = client_for(personas.owner).get(url("charter-detail")).content.decode()
     assert "Write the charter" in owner_page
-    grader_page = client_for(personas.grader).get(url("charter-detail")).content.decode()
-    assert "Write the charter" not in grader_page and "charter owner writes it" in grader_page
+    other_page = client_for(personas.adjudicator).get(url("charter-detail")).content.decode()
+    assert "Write the charter" not in other_page and "charter owner writes it" in other_page
 
 
 def test_the_charter_page_shows_status_hash_metrics_and_deviations(personas, signed):
     use_case_unblind(actor=personas.reviewer, use_case=personas.use_case, reason="committee")
     charter_revise(actor=personas.owner, charter=signed, reason="Grade more guidance items.")
-    page = client_for(personas.grader).get(url("charter-version", version=1)).content.decode()
+    page = client_for(personas.adjudicator).get(url("charter-version", version=1)).content.decode()
     assert "signed" in page and signed.sha256 in page
     assert "superseded by v2" in page
     assert "Irrelevance rate" in page and "0.1667" in page

@@ -16,7 +16,7 @@ from bench.task_import_memory import write_task_file
 from charters.models import TaskSet
 from charters.services.task_sets import task_set_import
 
-MEMBERS = ("owner", "model_owner", "grader", "adjudicator", "reviewer")
+MEMBERS = ("owner", "model_owner", "adjudicator", "reviewer")
 IMPORTERS = ("owner", "model_owner")
 KEY = "CREDIT-MEMO-B"
 
@@ -202,7 +202,7 @@ def test_the_list_takes_the_same_queries_for_one_or_many_task_sets(
     personas, django_assert_num_queries
 ):
     imported(personas)
-    client = api(personas.grader)
+    client = api(personas.adjudicator)
     url = reverse("api-task-set-list", args=[KEY])
     # use case, membership roles, count, page
     with django_assert_num_queries(4):

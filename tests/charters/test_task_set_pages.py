@@ -12,7 +12,7 @@ from django.urls import reverse
 from charters.models import TaskSet
 from charters.services.task_sets import task_set_import
 
-MEMBERS = ("owner", "model_owner", "grader", "adjudicator", "reviewer")
+MEMBERS = ("owner", "model_owner", "adjudicator", "reviewer")
 KEY = "CREDIT-MEMO-B"
 
 
@@ -108,7 +108,7 @@ def test_the_list_shows_versions_with_split_counts_and_the_import_link_to_import
     assert task_set.manifest_sha256[:16] in html
     assert reverse("task-set-import", args=[KEY]) in html
     grader_html = (
-        browser(personas.grader).get(reverse("task-set-list", args=[KEY])).content.decode()
+        browser(personas.adjudicator).get(reverse("task-set-list", args=[KEY])).content.decode()
     )
     assert reverse("task-set-import", args=[KEY]) not in grader_html
 
@@ -166,7 +166,7 @@ def test_a_missing_file_redisplays_the_form_with_the_field_error(personas):
 
 def test_the_detail_page_shows_the_manifest_and_a_page_of_tasks(personas):
     task_set = imported(personas, jsonl(*[task(n) for n in range(1, 61)], task(61, "dev")))
-    client = browser(personas.grader)
+    client = browser(personas.adjudicator)
     url = reverse("task-set-detail", args=[KEY, "memo-tasks", 1])
     html = client.get(url).content.decode()
     assert task_set.manifest_sha256 in html
