@@ -9,6 +9,7 @@ server.
 from __future__ import annotations
 
 import secrets
+import string
 
 from django.conf import settings
 from django.db import models
@@ -17,12 +18,17 @@ from django.db.models import Q
 from charters.models import Charter, Task, TaskSet, UseCase
 from runs.models import Output, Run
 
-PUBLIC_ID_BYTES = 9
+PUBLIC_ID_LENGTH = 12
+PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits
 
 
 def new_public_id() -> str:
-    """Return a fresh opaque id (12 URL-safe characters, 72 random bits)."""
-    return secrets.token_urlsafe(PUBLIC_ID_BYTES)
+    """Return a fresh opaque id: 12 letters and digits (71 random bits).
+
+    Letters and digits only, so an id never starts with "-" (a command-line option) and
+    reads the same in a URL, a file name and a spreadsheet.
+    """
+    return "".join(secrets.choice(PUBLIC_ID_ALPHABET) for _ in range(PUBLIC_ID_LENGTH))
 
 
 class SampleDesign(models.TextChoices):

@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import os
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from django.core.servers.basehttp import WSGIServer
+from django.test.testcases import LiveServerThread
 
 # Playwright runs its own event loop in the test thread; pytest-django's live_server and the
 # ORM calls in the test are synchronous and safe here (RECIPES.md).
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+class SerialWSGIServer(WSGIServer):
+    """A live server that answers one request at a time.
+
+    With SQLite the test database lives in memory and the server thread shares the test's
+    connection (``connections_override``), so two requests served at once (an autosave and
+    a heartbeat) would interleave their savepoints on one connection. Answering them in turn
+    is what a browser page expects anyway; Django closes each connection after its response
+    on a non-threaded server, so no keep-alive connection holds the others back.
+    """
+
+    def __init__(self, *args: object, connections_override: object = None, **kwargs: object):
+        super().__init__(*args, **kwargs)
+
+
+LiveServerThread.server_class = SerialWSGIServer
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -60,6 +80,11 @@ def page(browser, live_server) -> Iterator[object]:
     page.console_errors = errors
     yield page
     context.close()
+    # A closing page may still send a last request (a pagehide autosave or heartbeat); the
+    # serial server answers in order, so once this one is answered the server is idle and
+    # the database can be flushed.
+    with urllib.request.urlopen(f"{live_server.url}/healthz", timeout=10) as response:
+        response.read()
 
 
 @pytest.fixture
