@@ -31,6 +31,7 @@ PURE_MODULES = [
     "grading.defects",
     "grading.agreement",
     "grading.grade_io",
+    "metrics.estimate",
 ]
 
 
