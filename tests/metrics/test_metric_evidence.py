@@ -1,0 +1,120 @@
+"""Per-output evidence of the unit-level metrics: units, final grades and judge scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from enterpriseval.testing.grading import fill, first_values, make_world
+from grading.models import Assignment
+from grading.selectors.artefacts import submitted_field_values
+from grading.services.grades import adjudication_record, assignment_submit
+from metrics.evidence import unit_metric_evidence
+from runs.models import JudgeScore, Output, Unit
+from runs.services.judging import judge_get_or_create, judge_run
+
+
+def _not_supported(key: str, field: str) -> str:
+    if field == "supported":
+        return "not"
+    return first_values(key, field)
+
+
+@pytest.fixture
+def graded_world(db):
+    world = make_world()
+    judge = judge_get_or_create(kind="offline")
+    for run in world.runs:
+        judge_run(actor=world.model_owner, run=run, judge=judge, purpose="gated")
+    # First grader of each artefact says every assertive sentence is unsupported; the second
+    # agrees, except on the very first artefact, which then waits for adjudication.
+    first_artefact = world.session.artefacts.order_by("pk").first()
+    for assignment in Assignment.objects.filter(session=world.session).order_by("artefact", "pk"):
+        split = assignment.artefact_id == first_artefact.pk and assignment.grader != (
+            Assignment.objects.filter(artefact=first_artefact).order_by("pk").first().grader
+        )
+        fill(assignment, first_values if split else _not_supported)
+        assignment_submit(actor=assignment.grader, assignment=assignment)
+    return world, judge, first_artefact
+
+
+def test_it_counts_known_denominators_judge_and_final_human_numerators(graded_world):
+    world, judge, pending_artefact = graded_world
+    run = world.runs[0]
+    evidence = unit_metric_evidence(
+        metric_id="hallucination_rate", run=run, session=world.session, judge=judge
+    )
+    outputs = list(Output.objects.filter(run=run).order_by("pk"))
+    assert list(evidence.output_ids) == [o.pk for o in outputs]
+    for i, output in enumerate(outputs):
+        assert evidence.d[i] == Unit.objects.filter(output=output, kind="sentence").count()
+        scores = {}
+        for unit_id, criterion, score in JudgeScore.objects.filter(
+            unit__output=output, judge=judge
+        ).values_list("unit_id", "criterion", "score"):
+            scores.setdefault(unit_id, {})[criterion] = score
+        expected = sum(
+            s["assertive"] * (1 - s["supported"])
+            for uid, s in scores.items()
+            if Unit.objects.get(pk=uid).kind == "sentence"
+        )
+        assert evidence.f_num[i] == pytest.approx(expected)
+    assert evidence.judge_complete
+    sampled = {a.output_id: a for a in world.session.artefacts.filter(output__run=run)}
+    for i, output in enumerate(outputs):
+        artefact = sampled.get(output.pk)
+        if artefact is None or artefact.pk == pending_artefact.pk:
+            assert not evidence.labeled[i] and np.isnan(evidence.h_num[i])
+            continue
+        assert evidence.labeled[i]
+        # every sentence graded assertive Y and supported "not" by both graders
+        assert evidence.h_num[i] == evidence.d[i]
+        assert evidence.inclusion_probability[i] == pytest.approx(artefact.inclusion_probability)
+        assert evidence.stratum[i] == artefact.stratum
+    assert evidence.pending == (1 if pending_artefact.output.run_id == run.pk else 0)
+
+
+def test_an_adjudicated_value_counts_once_the_disputes_are_resolved(graded_world):
+    world, judge, artefact = graded_world
+    run = artefact.output.run
+    for value in submitted_field_values([artefact]):
+        if not value.agreed:
+            adjudication_record(
+                actor=world.adjudicator,
+                artefact=artefact,
+                unit_key=value.unit_key,
+                field=value.field,
+                value="fully",
+            )
+    evidence = unit_metric_evidence(
+        metric_id="hallucination_rate", run=run, session=world.session, judge=judge
+    )
+    i = list(evidence.output_ids).index(artefact.output_id)
+    assert evidence.labeled[i] and evidence.h_num[i] == 0
+    assert evidence.pending == 0
+
+
+def test_guidance_metrics_have_no_judge_estimate(graded_world):
+    world, judge, _ = graded_world
+    evidence = unit_metric_evidence(
+        metric_id="guidance_recall", run=world.runs[0], session=world.session, judge=judge
+    )
+    assert not evidence.judge_complete and np.isnan(evidence.f_num).all()
+    assert (evidence.h_den[evidence.labeled] >= 0).all()
+
+
+def test_it_refuses_a_metric_that_is_not_unit_level(graded_world):
+    world, judge, _ = graded_world
+    with pytest.raises(ValueError, match="metric_id"):
+        unit_metric_evidence(metric_id="pass_hat_k", run=world.runs[0], session=None, judge=judge)
+
+
+def test_it_reads_the_evidence_in_a_fixed_number_of_queries(
+    graded_world, django_assert_num_queries
+):
+    world, judge, _ = graded_world
+    for run in world.runs:
+        with django_assert_num_queries(7):
+            unit_metric_evidence(
+                metric_id="citation_precision_lenient", run=run, session=world.session, judge=judge
+            )
