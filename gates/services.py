@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 
-from gates.algorithm import gate_evaluate
+from audit.canonical import canonical_json, canonical_value, sha256_hex
+from audit.services import audit_record
+from charters.models import Charter, Role, Stage
+from charters.models.charters import Treatment
+from charters.permissions import require_role
+from charters.services.charters import use_case_unblind
+from charters.services.use_cases import use_case_advance
+from enterpriseval.errors import ConflictError, ServiceError
+from gates.algorithm import GateInput, GateResult, MetricInput, gate_evaluate
 from gates.decision_file import load_decision_file
+from gates.models import Decision
 from gates.report import DecisionReport, render_decision_pdf
+from grading.models import GradingSession, OversightStudy
+from metrics.catalogue import catalogue_metric
+from metrics.estimate import MetricEstimate
+from runs.models import Judge, Run
+
+#: Who may compute a decision: computing one shows results, so it is an unblinding event.
+DECISION_ROLES = (Role.CHARTER_OWNER, Role.REVIEWER)
 
 
 def display_path(path: Path) -> str:
@@ -38,3 +59,133 @@ def decision_report_write(
     report = decision_report_build(input_path=input_path, title=title)
     render_decision_pdf(report, output_path)
     return report
+
+
+def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate]) -> GateInput:
+    """Return the gate input of a signed charter's gated metrics with their estimates.
+
+    A gated metric without an estimate (or without an interval) enters with none, so the
+    gate answers Undetermined and names it (SPEC §6.1).
+    """
+    metrics = []
+    for metric in charter.metrics.filter(treatment=Treatment.GATED).order_by("position", "pk"):
+        spec = catalogue_metric(metric.metric_id)
+        estimate = estimates.get(metric.metric_id)
+        known = estimate is not None and estimate.has_value
+        metrics.append(
+            MetricInput(
+                id=metric.metric_id,
+                direction=spec.direction,
+                theta_out=float(metric.theta_out or 0.0),
+                theta_in=float(metric.theta_in or 0.0),
+                weight=float(metric.weight or 0.0),
+                estimate=estimate.point if known and estimate is not None else None,
+                ci=(estimate.lo, estimate.hi)  # type: ignore[arg-type]
+                if known and estimate is not None
+                else None,
+                grading=estimate.mode if estimate is not None else None,
+                kappa=estimate.kappa if estimate is not None else None,
+                n=estimate.n if estimate is not None else None,
+                label=spec.name,
+            )
+        )
+    return GateInput(
+        metrics=tuple(metrics),
+        nu_max=charter.nu_max,
+        kappa_min=charter.kappa_target,
+        alternative_weights=charter.alternative_weights or {},
+    )
+
+
+@transaction.atomic
+def decision_record(
+    *,
+    actor: AbstractBaseUser,
+    charter: Charter,
+    run: Run,
+    estimates: Sequence[MetricEstimate],
+    gate: GateResult,
+    evidence: Mapping[str, Any],
+    value: Mapping[str, Any] | None = None,
+    session: GradingSession | None = None,
+    judge: Judge | None = None,
+    oversight_study: OversightStudy | None = None,
+) -> Decision:
+    """Record an immutable decision and the evidence it rests on; computing it unblinds.
+
+    The decision's canonical JSON (estimates, gate result, value estimate and the SHA-256 of
+    the evidence) is hashed and stored; an audit entry carries the hash, and an unblinding
+    event is recorded (SPEC §2: from the first one on, every charter change is a deviation).
+    """
+    use_case = charter.use_case
+    require_role(actor, use_case, DECISION_ROLES)
+    if not charter.is_frozen:
+        raise ConflictError(
+            f"Charter v{charter.version} is a draft: a decision needs the signed charter whose "
+            "thresholds were pre-registered.",
+            field="charter",
+        )
+    if run.use_case_id != use_case.pk:
+        raise ServiceError(f"Run {run.pk} belongs to another use case.", field="run")
+    if gate.mode != "conservative":
+        raise ServiceError(
+            "A recorded decision gates on conservative bounds (SPEC §6.1); point mode is an "
+            "illustration only.",
+            field="mode",
+        )
+    record = {
+        "charter": {"version": charter.version, "sha256": charter.sha256},
+        "configuration": {
+            "name": run.configuration.name,
+            "version": run.configuration.version,
+            "sha256": run.configuration.sha256,
+        },
+        "run": run.pk,
+        "estimates": [asdict(estimate) for estimate in estimates],
+        "gate": gate.to_dict(),
+        "value": dict(value) if value is not None else None,
+    }
+    document = {"record": record, "evidence": dict(evidence)}
+    text = canonical_json(document)
+    digest = sha256_hex(text)
+    band = gate.ei_band
+    decision = Decision.objects.create(
+        use_case=use_case,
+        charter=charter,
+        configuration=run.configuration,
+        run=run,
+        session=session,
+        judge=judge,
+        oversight_study=oversight_study,
+        status=gate.decision,
+        binding_metric=gate.binding_metric or "",
+        ei=gate.ei,
+        ei_g=gate.ei_g,
+        ei_band_lo=band[0] if band else None,
+        ei_band_hi=band[1] if band else None,
+        record=canonical_value(record),
+        evidence=canonical_value(dict(evidence)),
+        canonical_json=text,
+        sha256=digest,
+        created_by=actor,
+    )
+    audit_record(
+        actor=actor,
+        action="decision.record",
+        target=decision,
+        payload={
+            "decision": gate.decision,
+            "binding_metric": gate.binding_metric or "",
+            "charter_version": charter.version,
+            "configuration": f"{run.configuration.name}:{run.configuration.version}",
+            "run": run.pk,
+            "sha256": digest,
+        },
+    )
+    use_case_unblind(
+        actor=actor,
+        use_case=use_case,
+        reason=f"gate decision {digest[:12]} computed for σ {run.configuration.name}",
+    )
+    use_case_advance(actor=actor, use_case=use_case, stage=Stage.GATE, note="decision recorded")
+    return decision
