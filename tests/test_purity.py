@@ -32,6 +32,7 @@ PURE_MODULES = [
     "grading.agreement",
     "grading.grade_io",
     "metrics.estimate",
+    "metrics.task_estimators",
 ]
 
 
