@@ -33,6 +33,7 @@ PURE_MODULES = [
     "grading.grade_io",
     "metrics.estimate",
     "metrics.task_estimators",
+    "metrics.unit_estimators",
 ]
 
 
