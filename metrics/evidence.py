@@ -1,267 +1,252 @@
-"""Per-output evidence of the unit-level metrics: judge scores for all, final grades for a sample.
+"""Per-output evidence of the unit-level metrics, read from the database for the estimators.
 
-SPEC §5.2: the sampling unit is the output. For one run and one metric this gathers, for
-every succeeded output of the run's graded split:
+SPEC §5.2: the sampling unit is the output. For one run and one metric this returns the
+:class:`~metrics.unit_estimators.OutputUnits` of every succeeded output of the run's graded
+split: the known denominator (units counted without grading), the judge's totals for every
+output, and the humans' final totals (agreed or adjudicated values) for the outputs the
+grading session graded completely. Judge scores and human labels go through the same
+counting functions of :mod:`metrics.unit_estimators`; human labels are first mapped onto the
+judge's criteria by :func:`grading.rubric.criterion_scores`, so the two are counted alike.
 
-- ``d``: the known denominator (sentences, cited chunks, key elements) — counted without
-  grading, from the stored units;
-- ``f_num``/``f_den``: the judge's numerator (and denominator, where it needs grading) summed
-  over the output's units;
-- ``labeled``, ``h_num``/``h_den``: whether humans graded the output completely in a
-  session (every assignment submitted and every disputed field adjudicated), and the final
-  human numerator/denominator (agreed or adjudicated values);
-- ``stratum`` and ``inclusion_probability`` of the session's sample.
-
-Outputs sampled but not yet completely graded count as unlabeled (missing at random within
-their stratum); ``pending`` says how many. Seven queries whatever the number of outputs.
+A session samples each run uniformly (it is stratified by run), so within one run the human
+sample is uniform and the run's outputs form one stratum. Outputs sampled but not yet
+completely graded (a grader has not submitted, a disagreement waits for the adjudicator)
+count as unlabeled; ``pending`` says how many. Seven queries whatever the number of outputs.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from grading.models import GradingSession, SessionArtefact
+from grading.rubric import criterion_scores
 from grading.selectors.artefacts import submitted_field_values
+from metrics.unit_estimators import (
+    OutputCounts,
+    OutputUnits,
+    citation_precision_counts,
+    citation_recall_counts,
+    guidance_counts,
+    hallucination_counts,
+    irrelevance_counts,
+    key_element_counts,
+    unit_metric,
+)
 from runs.models import Judge, JudgeScore, Output, OutputStatus, Run, Unit
 
-Labels = Mapping[str, str]  # field → final human value of one unit
-Scores = Mapping[str, float]  # judge criterion → score of one unit
-
-
-@dataclass(frozen=True)
-class UnitRule:
-    """How one metric counts its units: which unit kind, and numerator/denominator per unit."""
-
-    unit_kind: str
-    human_num: Callable[[Labels], float | None]
-    judge_num: Callable[[Scores], float | None]
-    human_den: Callable[[Labels], float | None] | None = None  # None: the denominator is known
-    judge_den: Callable[[Scores], float | None] | None = None
-
-
-def _flag(value: bool) -> float:
-    return 1.0 if value else 0.0
-
-
-def _score(scores: Scores, criterion: str) -> float | None:
-    return scores.get(criterion)
-
-
-def _hallucinated_h(labels: Labels) -> float | None:
-    if "assertive" not in labels:
-        return None
-    return _flag(labels["assertive"] == "Y" and labels.get("supported") == "not")
-
-
-def _hallucinated_j(scores: Scores) -> float | None:
-    assertive, supported = scores.get("assertive"), scores.get("supported")
-    if assertive is None or supported is None:
-        return None
-    return assertive * (1.0 - supported)
-
-
-def _irrelevant_j(scores: Scores) -> float | None:
-    relevant = scores.get("relevant")
-    return None if relevant is None else 1.0 - relevant
-
-
-#: SPEC §4, the unit-level metrics a judge and humans both grade (guidance metrics are
-#: human-only: the judge says whether an item is flagged, not whether it is truly breached).
-UNIT_RULES: Mapping[str, UnitRule] = {
-    "hallucination_rate": UnitRule("sentence", _hallucinated_h, _hallucinated_j),
-    "irrelevance_rate": UnitRule(
-        "sentence",
-        lambda labels: None if "relevant" not in labels else _flag(labels["relevant"] == "N"),
-        _irrelevant_j,
-    ),
-    "citation_precision_lenient": UnitRule(
-        "cited_chunk",
-        lambda labels: None if "citation" not in labels else _flag(labels["citation"] != "not"),
-        lambda scores: _score(scores, "citation_lenient"),
-    ),
-    "citation_precision_strict": UnitRule(
-        "cited_chunk",
-        lambda labels: None if "citation" not in labels else _flag(labels["citation"] == "strict"),
-        lambda scores: _score(scores, "citation_strict"),
-    ),
-    "key_element_capture": UnitRule(
-        "key_element",
-        lambda labels: (
-            None
-            if "key_element" not in labels
-            else _flag(labels["key_element"] == "present_correct")
-        ),
-        lambda scores: _score(scores, "key_element_captured"),
-    ),
-    "guidance_precision": UnitRule(
-        "guidance_item",
-        lambda labels: None if "guidance" not in labels else _flag(labels["guidance"] == "TP"),
-        lambda _scores: None,
-        human_den=lambda labels: (
-            None if "guidance" not in labels else _flag(labels["guidance"] in ("TP", "FP"))
-        ),
-        judge_den=lambda scores: _score(scores, "flagged"),
-    ),
-    "guidance_recall": UnitRule(
-        "guidance_item",
-        lambda labels: None if "guidance" not in labels else _flag(labels["guidance"] == "TP"),
-        lambda _scores: None,
-        human_den=lambda labels: (
-            None if "guidance" not in labels else _flag(labels["guidance"] in ("TP", "FN"))
-        ),
-        judge_den=lambda _scores: None,
-    ),
+#: The unit kinds each metric reads.
+METRIC_UNIT_KINDS: Mapping[str, tuple[str, ...]] = {
+    "hallucination_rate": ("sentence",),
+    "irrelevance_rate": ("sentence",),
+    "citation_precision_lenient": ("cited_chunk",),
+    "citation_precision_strict": ("cited_chunk",),
+    "citation_recall": ("sentence", "cited_chunk"),
+    "key_element_capture": ("key_element",),
+    "guidance_precision": ("guidance_item",),
+    "guidance_recall": ("guidance_item",),
 }
 
+Scores = Mapping[str, float]  # criterion → 0/1 score of one unit
+
 
 @dataclass(frozen=True)
-class OutputEvidence:
-    """Arrays aligned by output (see the module docstring); NaN where a value is absent."""
+class RunEvidence:
+    """The estimators' input for one metric on one run, and what was left out."""
 
     metric_id: str
-    output_ids: NDArray[np.int64]
-    d: NDArray[np.float64]
-    f_num: NDArray[np.float64]
-    f_den: NDArray[np.float64]
-    labeled: NDArray[np.bool_]
-    h_num: NDArray[np.float64]
-    h_den: NDArray[np.float64]
-    stratum: list[str]
-    inclusion_probability: NDArray[np.float64]
+    units: OutputUnits
     judge_complete: bool
     pending: int
+    n_outputs: int
 
-    @property
-    def n_outputs(self) -> int:
-        return len(self.output_ids)
 
-    @property
-    def n_labeled(self) -> int:
-        return int(self.labeled.sum())
+@dataclass(frozen=True)
+class _Unit:
+    pk: int
+    output: int  # position of the output, 0..N−1
+    key: str
+    kind: str
+    sentence_position: int | None
 
 
 def unit_metric_evidence(
     *, metric_id: str, run: Run, session: GradingSession | None, judge: Judge | None
-) -> OutputEvidence:
+) -> RunEvidence:
     """Return the per-output evidence of ``metric_id`` for ``run`` (see the module docstring)."""
-    if metric_id not in UNIT_RULES:
-        raise ValueError(
-            f"metric_id: {metric_id!r} is not a unit-level metric ({', '.join(UNIT_RULES)})"
-        )
-    rule = UNIT_RULES[metric_id]
+    spec = unit_metric(metric_id)
+    kinds = METRIC_UNIT_KINDS[metric_id]
     outputs = list(
         Output.objects.filter(run=run, status=OutputStatus.SUCCEEDED, task__split="graded")
         .order_by("pk")
         .values_list("pk", flat=True)
     )
     index = {pk: i for i, pk in enumerate(outputs)}
-    size = len(outputs)
-    d = np.zeros(size)
-    units: dict[int, tuple[int, str]] = {}
-    for unit_pk, output_id, key in Unit.objects.filter(
-        output_id__in=outputs, kind=rule.unit_kind
-    ).values_list("pk", "output_id", "key"):
-        d[index[output_id]] += 1
-        units[unit_pk] = (output_id, key)
+    units = [
+        _Unit(pk, index[output_id], key, kind, sentence_position)
+        for pk, output_id, key, kind, sentence_position in Unit.objects.filter(
+            output_id__in=outputs, kind__in=kinds
+        )
+        .order_by("output_id", "kind", "position")
+        .values_list("pk", "output_id", "key", "kind", "sentence_position")
+    ]
 
-    f_num = np.full(size, np.nan)
-    f_den = np.full(size, np.nan)
+    f_num = f_den = None
     judge_complete = False
     if judge is not None:
         scores: dict[int, dict[str, float]] = defaultdict(dict)
         for unit_id, criterion, value in JudgeScore.objects.filter(
-            judge=judge, unit_id__in=list(units)
+            judge=judge, unit_id__in=[u.pk for u in units]
         ).values_list("unit_id", "criterion", "score"):
             scores[unit_id][criterion] = value
-        f_num, f_den, judge_complete = _judge_sums(rule, units, scores, index, size)
+        counts = _counts(
+            metric_id, units, {u.pk: scores.get(u.pk, {}) for u in units}, len(outputs)
+        )
+        if counts is not None:
+            judge_complete = True
+            f_num = counts.numerator
+            f_den = counts.denominator if spec.denominator == "graded" else None
 
-    labeled = np.zeros(size, dtype=bool)
-    h_num = np.full(size, np.nan)
-    h_den = np.full(size, np.nan)
-    stratum = [""] * size
-    probability = np.ones(size)
+    labeled = np.zeros(len(outputs), dtype=bool)
+    h_num = np.full(len(outputs), np.nan)
+    h_den = np.full(len(outputs), np.nan)
     pending = 0
     if session is not None:
-        artefacts = list(
-            SessionArtefact.objects.filter(session=session, output__run=run).order_by("pk")
-        )
-        for artefact in artefacts:
-            i = index.get(artefact.output_id or -1)
-            if i is not None:
-                stratum[i] = artefact.stratum
-                probability[i] = artefact.inclusion_probability
-        by_artefact: dict[int, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
-        undecided: set[int] = set()
-        for value in submitted_field_values(artefacts):
-            if value.final is None:
-                undecided.add(value.artefact_id)
-            else:
-                by_artefact[value.artefact_id][value.unit_key][value.field] = value.final
-        keys_of: dict[int, list[str]] = defaultdict(list)
-        for output_id, key in units.values():
-            keys_of[output_id].append(key)
-        for artefact in artefacts:
-            i = index.get(artefact.output_id or -1)
-            if i is None:
-                continue
-            if artefact.pk not in by_artefact or artefact.pk in undecided:
+        labels, pending = _final_labels(session, run, index)
+        by_output: dict[int, list[_Unit]] = defaultdict(list)
+        for unit in units:
+            by_output[unit.output].append(unit)
+        for output_pos, unit_labels in labels.items():
+            mine = by_output[output_pos]
+            human = {u.pk: _human_scores(unit_labels.get(u.key, {})) for u in mine}
+            counts = _counts(metric_id, mine, human, len(outputs))
+            if counts is None:
                 pending += 1
                 continue
-            labels = by_artefact[artefact.pk]
-            num = [rule.human_num(labels.get(key, {})) for key in keys_of[artefact.output_id]]
-            if any(v is None for v in num):
-                pending += 1
-                continue
-            labeled[i] = True
-            h_num[i] = float(sum(v for v in num if v is not None))
-            if rule.human_den is not None:
-                den = [rule.human_den(labels.get(k, {})) for k in keys_of[artefact.output_id]]
-                h_den[i] = float(sum(v for v in den if v is not None))
-    return OutputEvidence(
-        metric_id=metric_id,
-        output_ids=np.array(outputs, dtype=np.int64),
-        d=d,
+            labeled[output_pos] = True
+            h_num[output_pos] = counts.numerator[output_pos]
+            h_den[output_pos] = counts.denominator[output_pos]
+
+    known = None
+    if spec.denominator == "known":
+        known = np.zeros(len(outputs))
+        for unit in units:
+            known[unit.output] += 1
+    data = OutputUnits(
+        output_id=np.array(outputs, dtype=np.int64),
+        labeled=labeled,
+        d=known,
         f_num=f_num,
         f_den=f_den,
-        labeled=labeled,
         h_num=h_num,
-        h_den=h_den,
-        stratum=stratum,
-        inclusion_probability=probability,
-        judge_complete=judge_complete,
-        pending=pending,
+        h_den=h_den if spec.denominator == "graded" else None,
     )
+    return RunEvidence(metric_id, data, judge_complete, pending, len(outputs))
 
 
-def _judge_sums(
-    rule: UnitRule,
-    units: Mapping[int, tuple[int, str]],
-    scores: Mapping[int, Mapping[str, float]],
-    index: Mapping[int, int],
-    size: int,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
-    f_num = np.zeros(size)
-    f_den = np.zeros(size)
-    complete = True
-    for unit_id, (output_id, _key) in units.items():
-        unit_scores = scores.get(unit_id, {})
-        num = rule.judge_num(unit_scores)
-        if num is None:
-            complete = False
+def _human_scores(labels: Mapping[str, str]) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for field, value in labels.items():
+        scores.update(criterion_scores(field, value))
+    return scores
+
+
+def _final_labels(
+    session: GradingSession, run: Run, index: Mapping[int, int]
+) -> tuple[dict[int, dict[str, dict[str, str]]], int]:
+    """Return the final labels of the run's completely graded outputs, by output position."""
+    artefacts = list(SessionArtefact.objects.filter(session=session, output__run=run))
+    labels: dict[int, dict[str, dict[str, str]]] = {}
+    by_artefact: dict[int, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    undecided: set[int] = set()
+    for value in submitted_field_values(artefacts):
+        if value.final is None:
+            undecided.add(value.artefact_id)
         else:
-            f_num[index[output_id]] += num
-        if rule.judge_den is not None:
-            den = rule.judge_den(unit_scores)
-            if den is None:
-                complete = False
-            else:
-                f_den[index[output_id]] += den
-    if not complete:
-        f_num[:] = np.nan
-        f_den[:] = np.nan
-    return f_num, f_den, complete and bool(units)
+            by_artefact[value.artefact_id][value.unit_key][value.field] = value.final
+    pending = 0
+    for artefact in artefacts:
+        position = index.get(artefact.output_id or -1)
+        if position is None:
+            continue
+        if artefact.pk not in by_artefact or artefact.pk in undecided:
+            pending += 1
+            continue
+        labels[position] = by_artefact[artefact.pk]
+    return labels, pending
+
+
+def _counts(
+    metric_id: str, units: list[_Unit], scores: Mapping[int, Scores], n_outputs: int
+) -> OutputCounts | None:
+    """Count one metric from per-unit criterion scores; None when a needed score is missing."""
+    try:
+        return _count(metric_id, units, scores, n_outputs)
+    except KeyError:
+        return None
+
+
+def _column(
+    units: list[_Unit], scores: Mapping[int, Scores], criterion: str
+) -> NDArray[np.float64]:
+    return np.array([scores[u.pk][criterion] for u in units], dtype=float)
+
+
+def _count(
+    metric_id: str, units: list[_Unit], scores: Mapping[int, Scores], n_outputs: int
+) -> OutputCounts:
+    sentences = [u for u in units if u.kind == "sentence"]
+    others = [u for u in units if u.kind != "sentence"]
+    where = np.array([u.output for u in sentences or others], dtype=np.int64)
+    if metric_id in ("hallucination_rate", "citation_recall"):
+        assertive = _column(sentences, scores, "assertive")
+        supported = np.array(
+            [
+                scores[u.pk]["supported"] if a > 0 else scores[u.pk].get("supported", np.nan)
+                for u, a in zip(sentences, assertive, strict=True)
+            ],
+            dtype=float,
+        )
+        if metric_id == "hallucination_rate":
+            return hallucination_counts(
+                output_index=where, assertive=assertive, supported=supported, n_outputs=n_outputs
+            )
+        position = {(u.output, int(u.key[1:])): i for i, u in enumerate(sentences)}
+        chunks = [u for u in units if u.kind == "cited_chunk"]
+        return citation_recall_counts(
+            output_index=where,
+            assertive=assertive,
+            supported=supported,
+            chunk_sentence=np.array(
+                [position[(u.output, u.sentence_position or 0)] for u in chunks], dtype=np.int64
+            ),
+            chunk_used=_column(chunks, scores, "citation_lenient"),
+            n_outputs=n_outputs,
+        )
+    if metric_id == "irrelevance_rate":
+        return irrelevance_counts(
+            output_index=where, relevant=_column(sentences, scores, "relevant"), n_outputs=n_outputs
+        )
+    if metric_id in ("citation_precision_lenient", "citation_precision_strict"):
+        criterion = "citation_lenient" if metric_id.endswith("lenient") else "citation_strict"
+        return citation_precision_counts(
+            output_index=where, used=_column(others, scores, criterion), n_outputs=n_outputs
+        )
+    if metric_id == "key_element_capture":
+        return key_element_counts(
+            output_index=where,
+            captured=_column(others, scores, "key_element_captured"),
+            n_outputs=n_outputs,
+        )
+    measure = "precision" if metric_id == "guidance_precision" else "recall"
+    return guidance_counts(
+        output_index=where,
+        flagged=_column(others, scores, "flagged"),
+        breached=_column(others, scores, "breached"),
+        n_outputs=n_outputs,
+        measure=measure,
+    )

@@ -10,6 +10,7 @@ from grading.models import Assignment
 from grading.selectors.artefacts import submitted_field_values
 from grading.services.grades import adjudication_record, assignment_submit
 from metrics.evidence import unit_metric_evidence
+from metrics.unit_estimators import estimate_unit_metric
 from runs.models import JudgeScore, Output, Unit
 from runs.services.judging import judge_get_or_create, judge_run
 
@@ -41,11 +42,12 @@ def graded_world(db):
 def test_it_counts_known_denominators_judge_and_final_human_numerators(graded_world):
     world, judge, pending_artefact = graded_world
     run = world.runs[0]
-    evidence = unit_metric_evidence(
+    result = unit_metric_evidence(
         metric_id="hallucination_rate", run=run, session=world.session, judge=judge
     )
+    evidence = result.units
     outputs = list(Output.objects.filter(run=run).order_by("pk"))
-    assert list(evidence.output_ids) == [o.pk for o in outputs]
+    assert list(evidence.output_id) == [o.pk for o in outputs]
     for i, output in enumerate(outputs):
         assert evidence.d[i] == Unit.objects.filter(output=output, kind="sentence").count()
         scores = {}
@@ -59,7 +61,7 @@ def test_it_counts_known_denominators_judge_and_final_human_numerators(graded_wo
             if Unit.objects.get(pk=uid).kind == "sentence"
         )
         assert evidence.f_num[i] == pytest.approx(expected)
-    assert evidence.judge_complete
+    assert result.judge_complete
     sampled = {a.output_id: a for a in world.session.artefacts.filter(output__run=run)}
     for i, output in enumerate(outputs):
         artefact = sampled.get(output.pk)
@@ -69,9 +71,7 @@ def test_it_counts_known_denominators_judge_and_final_human_numerators(graded_wo
         assert evidence.labeled[i]
         # every sentence graded assertive Y and supported "not" by both graders
         assert evidence.h_num[i] == evidence.d[i]
-        assert evidence.inclusion_probability[i] == pytest.approx(artefact.inclusion_probability)
-        assert evidence.stratum[i] == artefact.stratum
-    assert evidence.pending == (1 if pending_artefact.output.run_id == run.pk else 0)
+    assert result.pending == (1 if pending_artefact.output.run_id == run.pk else 0)
 
 
 def test_an_adjudicated_value_counts_once_the_disputes_are_resolved(graded_world):
@@ -86,26 +86,27 @@ def test_an_adjudicated_value_counts_once_the_disputes_are_resolved(graded_world
                 field=value.field,
                 value="fully",
             )
-    evidence = unit_metric_evidence(
+    result = unit_metric_evidence(
         metric_id="hallucination_rate", run=run, session=world.session, judge=judge
     )
-    i = list(evidence.output_ids).index(artefact.output_id)
-    assert evidence.labeled[i] and evidence.h_num[i] == 0
-    assert evidence.pending == 0
+    i = list(result.units.output_id).index(artefact.output_id)
+    assert result.units.labeled[i] and result.units.h_num[i] == 0
+    assert result.pending == 0
 
 
 def test_guidance_metrics_have_no_judge_estimate(graded_world):
     world, judge, _ = graded_world
-    evidence = unit_metric_evidence(
+    result = unit_metric_evidence(
         metric_id="guidance_recall", run=world.runs[0], session=world.session, judge=judge
     )
-    assert not evidence.judge_complete and np.isnan(evidence.f_num).all()
-    assert (evidence.h_den[evidence.labeled] >= 0).all()
+    assert not result.judge_complete and result.units.f_num is None
+    units = result.units
+    assert units.labeled.any() and (units.h_den[units.labeled] >= 0).all()
 
 
 def test_it_refuses_a_metric_that_is_not_unit_level(graded_world):
     world, judge, _ = graded_world
-    with pytest.raises(ValueError, match="metric_id"):
+    with pytest.raises(ValueError, match="metric_id"):  # task-level, not unit-level
         unit_metric_evidence(metric_id="pass_hat_k", run=world.runs[0], session=None, judge=judge)
 
 
@@ -118,3 +119,19 @@ def test_it_reads_the_evidence_in_a_fixed_number_of_queries(
             unit_metric_evidence(
                 metric_id="citation_precision_lenient", run=run, session=world.session, judge=judge
             )
+
+
+def test_the_estimators_read_the_evidence_as_a_human_only_ratio_below_100_outputs(graded_world):
+    world, judge, _ = graded_world
+    result = unit_metric_evidence(
+        metric_id="hallucination_rate", run=world.runs[1], session=world.session, judge=judge
+    )
+    units = result.units
+    estimate = estimate_unit_metric("hallucination_rate", units, confidence=0.95)
+    assert estimate.mode == "H"
+    labeled = units.labeled
+    # every graded sentence was graded assertive and not supported by both graders
+    expected = 100 * units.h_num[labeled].sum() / units.d[labeled].sum()
+    assert estimate.point == pytest.approx(expected)
+    assert estimate.n_clusters == int(labeled.sum())
+    assert estimate.judge_only is not None
