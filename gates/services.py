@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from django.db import transaction
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from audit.services import audit_record
-from charters.models import Charter, Role, Stage
+from charters.models import Charter, Role, Stage, UseCase
 from charters.models.charters import Treatment
 from charters.permissions import require_role
 from charters.services.charters import use_case_unblind
@@ -71,7 +71,8 @@ def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate])
     for metric in charter.metrics.filter(treatment=Treatment.GATED).order_by("position", "pk"):
         spec = catalogue_metric(metric.metric_id)
         estimate = estimates.get(metric.metric_id)
-        known = estimate is not None and estimate.has_value
+        # A judge-only value is informational, never gated (SPEC §2, §5.2).
+        known = estimate is not None and estimate.has_value and estimate.mode != "J"
         metrics.append(
             MetricInput(
                 id=metric.metric_id,
@@ -189,3 +190,122 @@ def decision_record(
     )
     use_case_advance(actor=actor, use_case=use_case, stage=Stage.GATE, note="decision recorded")
     return decision
+
+
+def intensity_gaps(
+    *,
+    use_case: UseCase,
+    run: Run,
+    session: GradingSession | None,
+    judge: Judge | None,
+    oversight_study: OversightStudy | None,
+) -> list[str]:
+    """Return the evidence SPEC §6.4 requires at the use case's intensity that is missing."""
+    gaps = []
+    intensity = use_case.intensity
+    if intensity >= 2 and session is None:
+        gaps.append(
+            f"E{intensity} needs human grading with ≥ 2 graders and κ per field: no grading "
+            "session is attached"
+        )
+    if intensity >= 3:
+        if run.repeats < 4:
+            gaps.append(f"E{intensity} needs K ≥ 4 repeats; the run has K = {run.repeats}")
+        if judge is None:
+            gaps.append(f"E{intensity} needs a calibrated judge with PPI; no judge is attached")
+    if intensity >= 4 and oversight_study is None:
+        gaps.append(
+            f"E{intensity} needs an oversight study (seeded defects, ρ_catch, FAR); none is "
+            "attached"
+        )
+    return gaps
+
+
+def decision_compute(
+    *,
+    actor: AbstractBaseUser,
+    charter: Charter,
+    run: Run,
+    session: GradingSession | None = None,
+    judge: Judge | None = None,
+    oversight_study: OversightStudy | None = None,
+) -> Decision:
+    """Estimate every charter metric on ``run``, gate on conservative bounds and record it.
+
+    Undetermined where SPEC §6.1/§6.4 require: a gated metric without an estimate, a
+    human-graded metric whose agreement is below the κ target, or evidence the use case's
+    intensity requires that is missing.
+    """
+    from metrics.selectors import charter_estimates
+
+    estimates = charter_estimates(
+        charter=charter, run=run, session=session, judge=judge, oversight_study=oversight_study
+    )
+    gate = gate_evaluate(gate_input_for(charter=charter, estimates=estimates), mode="conservative")
+    gaps = intensity_gaps(
+        use_case=charter.use_case,
+        run=run,
+        session=session,
+        judge=judge,
+        oversight_study=oversight_study,
+    )
+    if gaps:
+        gate = replace(
+            gate,
+            decision="Undetermined",
+            reasons=(
+                "Decision Undetermined: evidence the evaluation intensity requires is missing "
+                "(SPEC §6.4)",
+                *gaps,
+                *gate.reasons,
+            ),
+        )
+    evidence = {
+        "charter_sha256": charter.sha256,
+        "configuration_sha256": run.configuration.sha256,
+        "task_set_sha256": run.task_set.manifest_sha256,
+        "run_source_sha256": run.source_sha256,
+    }
+    if judge is not None:
+        evidence["judge_rubric_sha256"] = judge.rubric_sha256
+    if session is not None:
+        evidence["grades_sha256"] = grades_digest(session=session)
+    return decision_record(
+        actor=actor,
+        charter=charter,
+        run=run,
+        estimates=list(estimates.values()),
+        gate=gate,
+        evidence=evidence,
+        session=session,
+        judge=judge,
+        oversight_study=oversight_study,
+    )
+
+
+def grades_digest(*, session: GradingSession) -> str:
+    """Return the SHA-256 of the session's grades and adjudications in canonical JSON."""
+    from grading.models import Adjudication, Grade
+
+    grades = [
+        [artefact, grader, key, field, value]
+        for artefact, grader, key, field, value in Grade.objects.filter(assignment__session=session)
+        .order_by(
+            "assignment__artefact__public_id", "assignment__grader__username", "unit_key", "field"
+        )
+        .values_list(
+            "assignment__artefact__public_id",
+            "assignment__grader__username",
+            "unit_key",
+            "field",
+            "value",
+        )
+    ]
+    adjudications = list(
+        Adjudication.objects.filter(artefact__session=session)
+        .order_by("artefact__public_id", "unit_key", "field")
+        .values_list("artefact__public_id", "unit_key", "field", "value")
+    )
+    return sha256_hex(
+        canonical_json({"grades": grades, "adjudications": [list(a) for a in adjudications]})
+    )

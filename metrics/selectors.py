@@ -1,0 +1,225 @@
+"""Every charter metric estimated from the evidence of one run (SPEC §4, §5.2, §6.4).
+
+:func:`charter_estimates` is the one place that turns the database into metric records: the
+unit-level metrics from judge scores and final human grades (PPI where a judge scored every
+output and enough outputs are graded; human-only otherwise), κ from the session's agreement,
+reliability and cost from the run's outputs, oversight metrics from an oversight study. A
+metric with no evidence of its kind gets a record without a value and the reason, so the gate
+says Undetermined for a gated one instead of guessing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from charters.models import Charter
+from grading.agreement import METRIC_FIELDS, FieldAgreement
+from grading.models import GradingSession, OversightStudy
+from grading.selectors.agreement import agreement_report
+from grading.selectors.oversight import oversight_results
+from metrics.estimate import MetricEstimate
+from metrics.evidence import unit_metric_evidence
+from metrics.task_estimators import (
+    catch_rate_estimate,
+    cost_per_successful_task_estimate,
+    dispersion_estimate,
+    false_acceptance_rate_estimate,
+    pass_hat_k_estimates,
+    review_burden_estimate,
+)
+from metrics.unit_estimators import UNIT_METRICS, estimate_unit_metric
+from runs.models import Judge, Output, OutputStatus, Run
+
+SECONDS_PER_MINUTE = 60.0
+
+
+def charter_estimates(
+    *,
+    charter: Charter,
+    run: Run,
+    session: GradingSession | None = None,
+    judge: Judge | None = None,
+    oversight_study: OversightStudy | None = None,
+) -> dict[str, MetricEstimate]:
+    """Return a record for every metric of ``charter`` (gated and informational) on ``run``."""
+    confidence = charter.confidence
+    kappas = _metric_kappas(session) if session is not None else {}
+    outputs = list(
+        Output.objects.filter(run=run, task__split="graded")
+        .order_by("task_id", "repeat_index")
+        .values("task_id", "status", "success", "cost_usd")
+    )
+    oversight = oversight_results(study=oversight_study) if oversight_study is not None else None
+    estimates: dict[str, MetricEstimate] = {}
+    for metric in charter.metrics.order_by("position", "pk"):
+        metric_id = metric.metric_id
+        planned = metric.planned_n
+        if metric_id in UNIT_METRICS:
+            evidence = unit_metric_evidence(
+                metric_id=metric_id, run=run, session=session, judge=judge
+            )
+            kappa, kappa_note = kappas.get(metric_id, (None, ""))
+            try:
+                estimate = estimate_unit_metric(
+                    metric_id, evidence.units, confidence=confidence, planned_n=planned, kappa=kappa
+                )
+            except ValueError as error:
+                estimate = _missing(metric_id, confidence, "H", str(error))
+            notes = [n for n in (kappa_note, _pending_note(evidence.pending)) if n]
+            if notes:
+                estimate = _with_notes(estimate, notes)
+        elif metric_id == "pass_hat_k":
+            estimate = _pass_hat_1(outputs, confidence, planned)
+        elif metric_id == "dispersion":
+            successes, trials = _successes(outputs)
+            estimate = dispersion_estimate(
+                successes, trials, confidence=confidence, planned_n=planned
+            )
+        elif metric_id == "cost_per_successful_task":
+            estimate = _cost(outputs, confidence, planned)
+        elif metric_id in ("catch_rate", "false_acceptance_rate") and oversight is not None:
+            overall = oversight.overall
+            if metric_id == "catch_rate":
+                estimate = catch_rate_estimate(
+                    overall.catch.successes,
+                    overall.catch.n,
+                    confidence=confidence,
+                    planned_n=planned,
+                )
+            else:
+                estimate = false_acceptance_rate_estimate(
+                    overall.false_acceptance.successes,
+                    overall.false_acceptance.n,
+                    confidence=confidence,
+                    planned_n=planned,
+                )
+        elif metric_id == "review_burden" and oversight_study is not None:
+            minutes = [
+                seconds / SECONDS_PER_MINUTE
+                for seconds in oversight_study.items.filter(decided_at__isnull=False).values_list(
+                    "seconds_spent", flat=True
+                )
+            ]
+            estimate = review_burden_estimate(minutes, confidence=confidence, planned_n=planned)
+        else:
+            estimate = _missing(metric_id, confidence, "A", _no_evidence(metric_id))
+        estimates[metric_id] = estimate
+    return estimates
+
+
+def _metric_kappas(session: GradingSession) -> dict[str, tuple[float | None, str]]:
+    """Return, per human-graded metric, the lowest agreement of its rubric fields and a note.
+
+    An undefined agreement (everyone used one label, too few paired units) counts as 0, so the
+    gate treats it as below target, as :func:`grading.agreement.metric_eligibility` does.
+    """
+    report = agreement_report(session=session)
+    by_field: dict[str, FieldAgreement] = {
+        row.agreement.field: row.agreement for row in report.fields
+    }
+    kappas: dict[str, tuple[float | None, str]] = {}
+    for metric_id, fields in METRIC_FIELDS.items():
+        values = [by_field[f] for f in fields if f in by_field]
+        if not values:
+            continue
+        undefined = [a.field for a in values if not math.isfinite(a.point)]
+        if undefined:
+            kappas[metric_id] = (
+                0.0,
+                f"agreement undefined for {', '.join(undefined)}: counted as below the κ target",
+            )
+            continue
+        lowest = min(values, key=lambda a: a.point)
+        kappas[metric_id] = (
+            round(lowest.point, 6),
+            f"κ/α is the lowest of its rubric fields: {lowest.field} {lowest.symbol} = "
+            f"{lowest.point:.2f} [{lowest.lo:.2f}, {lowest.hi:.2f}]",
+        )
+    return kappas
+
+
+def _pending_note(pending: int) -> str:
+    if not pending:
+        return ""
+    return (
+        f"{pending} sampled output(s) not yet completely graded or adjudicated: counted as ungraded"
+    )
+
+
+def _with_notes(estimate: MetricEstimate, notes: list[str]) -> MetricEstimate:
+    from dataclasses import replace
+
+    return replace(estimate, notes=(*estimate.notes, *notes))
+
+
+def _missing(metric_id: str, confidence: float, mode: str, reason: str) -> MetricEstimate:
+    return MetricEstimate(
+        metric_id=metric_id,
+        point=None,
+        lo=None,
+        hi=None,
+        confidence=confidence,
+        n=0,
+        n_clusters=0,
+        mode=mode,  # type: ignore[arg-type]
+        estimator="none",
+        reason=reason,
+    )
+
+
+def _no_evidence(metric_id: str) -> str:
+    if metric_id in ("catch_rate", "false_acceptance_rate", "review_burden"):
+        return "no oversight study was run for this decision"
+    if metric_id == "net_time_reduction":
+        return (
+            "no per-task manual times were recorded (the baseline is the charter's estimate); "
+            "Δeff needs a timed study"
+        )
+    return "the run holds no evidence of this kind (no trajectories, labels or item lists)"
+
+
+def _successes(outputs: list[dict[str, object]]) -> tuple[np.ndarray, int]:
+    by_task: dict[object, list[bool]] = defaultdict(list)
+    for output in outputs:
+        by_task[output["task_id"]].append(
+            output["status"] == OutputStatus.SUCCEEDED and output["success"] is not False
+        )
+    if not by_task:
+        return np.zeros(0, dtype=int), 1
+    trials = min(len(v) for v in by_task.values())
+    return np.array([sum(v[:trials]) for v in by_task.values()], dtype=int), trials
+
+
+def _pass_hat_1(
+    outputs: list[dict[str, object]], confidence: float, planned: int | None
+) -> MetricEstimate:
+    successes, trials = _successes(outputs)
+    if successes.size == 0:
+        return _missing("pass_hat_k", confidence, "A", "the run has no outputs")
+    records = pass_hat_k_estimates(
+        successes, trials, confidence=confidence, ks=[1], planned_n=planned
+    )
+    return records[1]
+
+
+def _cost(
+    outputs: list[dict[str, object]], confidence: float, planned: int | None
+) -> MetricEstimate:
+    costs = [
+        float(o["cost_usd"]) if o["cost_usd"] is not None else math.nan  # type: ignore[arg-type]
+        for o in outputs
+    ]
+    succeeded = [
+        o["status"] == OutputStatus.SUCCEEDED and o["success"] is not False for o in outputs
+    ]
+    if not costs:
+        return _missing("cost_per_successful_task", confidence, "A", "the run has no outputs")
+    try:
+        return cost_per_successful_task_estimate(
+            costs, succeeded, confidence=confidence, planned_n=planned
+        )
+    except ValueError as error:
+        return _missing("cost_per_successful_task", confidence, "A", str(error))

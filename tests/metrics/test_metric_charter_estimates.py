@@ -1,0 +1,89 @@
+"""Every charter metric estimated from one run's evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from charters.models import Charter
+from enterpriseval.testing.grading import fill, make_world
+from gates.services import decision_compute, grades_digest
+from grading.models import Assignment
+from grading.services.grades import assignment_submit
+from metrics.selectors import charter_estimates
+from runs.services.judging import judge_get_or_create, judge_run
+
+
+@pytest.fixture
+def judged_world(db):
+    world = make_world()
+    judge = judge_get_or_create(kind="offline")
+    for run in world.runs:
+        judge_run(actor=world.model_owner, run=run, judge=judge, purpose="gated")
+    for assignment in Assignment.objects.filter(session=world.session):
+        fill(assignment)
+        assignment_submit(actor=assignment.grader, assignment=assignment)
+    return world, judge
+
+
+def test_every_charter_metric_gets_a_record(judged_world):
+    world, judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    estimates = charter_estimates(
+        charter=charter, run=world.runs[0], session=world.session, judge=judge
+    )
+    assert list(estimates) == list(
+        charter.metrics.order_by("position", "pk").values_list("metric_id", flat=True)
+    )
+    for metric_id in ("hallucination_rate", "key_element_capture", "guidance_recall"):
+        record = estimates[metric_id]
+        assert record.has_value and record.mode == "H", (metric_id, record.reason)
+        assert record.kappa is not None
+    # every grader answered the first value of every field: nothing is hallucinated
+    assert estimates["hallucination_rate"].point == 0
+    assert not estimates["catch_rate"].has_value
+    assert "oversight study" in estimates["catch_rate"].reason
+
+
+def test_without_human_grades_the_unit_metrics_are_judge_only(judged_world):
+    world, judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    estimates = charter_estimates(charter=charter, run=world.runs[0], session=None, judge=judge)
+    assert estimates["hallucination_rate"].mode == "J"
+    assert (
+        "never gated" in estimates["hallucination_rate"].reason
+        or estimates["hallucination_rate"].reason
+    )
+    assert not estimates["guidance_recall"].has_value
+
+
+def test_a_decision_computed_from_the_evidence_is_recorded_with_its_hashes(judged_world):
+    world, judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    decision = decision_compute(
+        actor=world.owner, charter=charter, run=world.runs[0], session=world.session, judge=judge
+    )
+    assert set(decision.evidence) >= {
+        "charter_sha256",
+        "configuration_sha256",
+        "task_set_sha256",
+        "run_source_sha256",
+        "judge_rubric_sha256",
+        "grades_sha256",
+    }
+    assert decision.evidence["grades_sha256"] == grades_digest(session=world.session)
+    gated = {m["id"]: m for m in decision.record["gate"]["metrics"]}
+    # every grader gave the first value of every field: one label per field, so agreement
+    # is undefined, which counts as below the κ target, and the decision is Undetermined
+    assert decision.status == "Undetermined"
+    assert gated["hallucination_rate"]["estimate"] == 0
+    assert gated["hallucination_rate"]["kappa"] == 0
+    estimates = {e["metric_id"]: e for e in decision.record["estimates"]}
+    assert any("agreement undefined" in note for note in estimates["hallucination_rate"]["notes"])
+
+
+def test_without_a_grading_session_an_e2_decision_is_undetermined(judged_world):
+    world, judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    decision = decision_compute(actor=world.owner, charter=charter, run=world.runs[0], judge=judge)
+    assert decision.status == "Undetermined"
+    assert any("E2 needs human grading" in r for r in decision.record["gate"]["reasons"])
