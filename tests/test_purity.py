@@ -34,6 +34,7 @@ PURE_MODULES = [
     "metrics.estimate",
     "metrics.task_estimators",
     "metrics.unit_estimators",
+    "gates.value_evidence",
 ]
 
 
