@@ -23,6 +23,8 @@ from gates.algorithm import GateInput, GateResult, MetricInput, gate_evaluate
 from gates.decision_file import load_decision_file
 from gates.models import Decision
 from gates.report import DecisionReport, render_decision_pdf
+from gates.value_evidence import value_inputs_from_charter, value_provenance
+from gates.value_model import value_estimate
 from grading.models import GradingSession, OversightStudy
 from metrics.catalogue import catalogue_metric
 from metrics.estimate import MetricEstimate
@@ -260,6 +262,7 @@ def decision_compute(
                 *gate.reasons,
             ),
         )
+    value = value_for(charter=charter, run=run, session=session, judge=judge, study=oversight_study)
     evidence = {
         "charter_sha256": charter.sha256,
         "configuration_sha256": run.configuration.sha256,
@@ -277,10 +280,78 @@ def decision_compute(
         estimates=list(estimates.values()),
         gate=gate,
         evidence=evidence,
+        value=value,
         session=session,
         judge=judge,
         oversight_study=oversight_study,
     )
+
+
+def value_for(
+    *,
+    charter: Charter,
+    run: Run,
+    session: GradingSession | None,
+    judge: Judge | None,
+    study: OversightStudy | None,
+) -> dict[str, Any]:
+    """Return the value-and-risk estimate fed by the evidence, with where each input came from.
+
+    SPEC §6.3: HR and ρ_catch from their graded counts (Beta posteriors), generation and
+    review times from their recorded samples, the rest from the charter's value inputs; a
+    90 % interval from 10,000 draws seeded by the charter's hash.
+    """
+    from grading.selectors.oversight import oversight_results
+    from metrics.evidence import unit_metric_evidence
+    from runs.models import Output
+
+    if not charter.value_inputs:
+        return {"unavailable": "the charter gives no value inputs"}
+    hallucination = None
+    if session is not None:
+        units = unit_metric_evidence(
+            metric_id="hallucination_rate", run=run, session=session, judge=judge
+        ).units
+        if units.labeled.any() and units.h_num is not None and units.d is not None:
+            hallucination = (
+                int(units.h_num[units.labeled].sum()),
+                int(units.d[units.labeled].sum()),
+            )
+    catch = None
+    observed: dict[str, list[float]] = {}
+    if study is not None:
+        overall = oversight_results(study=study).overall
+        if overall.catch.n:
+            catch = (overall.catch.successes, overall.catch.n)
+        review = [
+            seconds / 3600.0
+            for seconds in study.items.filter(decided_at__isnull=False).values_list(
+                "seconds_spent", flat=True
+            )
+        ]
+        if review:
+            observed["t_review"] = review
+    generation = [
+        seconds / 3600.0
+        for seconds in Output.objects.filter(run=run, generation_seconds__isnull=False).values_list(
+            "generation_seconds", flat=True
+        )
+    ]
+    if generation:
+        observed["t_gen"] = generation
+    arguments: dict[str, Any] = {
+        "measurement_mode": charter.measurement_mode,
+        "hallucination": hallucination,
+        "catch": catch,
+        "observed_times": observed,
+    }
+    try:
+        inputs = value_inputs_from_charter(charter.value_inputs, **arguments)
+        provenance = value_provenance(charter.value_inputs, **arguments)
+    except ValueError as error:
+        return {"unavailable": str(error)}
+    estimate = value_estimate(inputs, seed=int(charter.sha256[:8], 16))
+    return {**estimate.to_dict(), "provenance": provenance.to_dict()}
 
 
 def grades_digest(*, session: GradingSession) -> str:

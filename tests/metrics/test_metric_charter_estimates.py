@@ -87,3 +87,19 @@ def test_without_a_grading_session_an_e2_decision_is_undetermined(judged_world):
     decision = decision_compute(actor=world.owner, charter=charter, run=world.runs[0], judge=judge)
     assert decision.status == "Undetermined"
     assert any("E2 needs human grading" in r for r in decision.record["gate"]["reasons"])
+
+
+def test_the_value_estimate_uses_graded_hallucination_counts_and_observed_generation_times(
+    judged_world,
+):
+    world, judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    decision = decision_compute(
+        actor=world.owner, charter=charter, run=world.runs[0], session=world.session, judge=judge
+    )
+    value = decision.record["value"]
+    assert value["label"] == "estimated"  # the charter's manual baseline is an estimate
+    assert value["lo"] <= value["point"] <= value["hi"]
+    sources = value["provenance"]["sources"]
+    assert "graded counts 0/" in sources["hallucination"]
+    assert sources["t_gen"].startswith("observed: 12 samples")
