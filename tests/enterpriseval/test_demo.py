@@ -11,7 +11,9 @@ from pypdf import PdfReader
 from audit.models import AuditEntry
 from audit.selectors import audit_verify
 from charters.models import Charter, Configuration, TaskSet, UseCase
+from enterpriseval.demo_decisions import true_rates
 from examples.credit_memo import generate
+from gates.models import Decision
 from grading.models import Adjudication, GradingSession, OversightStudy
 from runs.models import JudgeScore, Run, Unit
 
@@ -77,6 +79,21 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert study.items.filter(decided_at__isnull=False).count() == 60
     assert "ρ_catch" in output and "known catch rate 67.5%" in output
 
+    # Real decisions for both σ on the evidence, each gated metric beside the planted truth;
+    # the truth lies inside every printed interval.
+    decisions = list(Decision.objects.filter(use_case=use_case).order_by("pk"))
+    assert [d.configuration.name for d in decisions] == ["gemini-2-5", "llama-4"]
+    section = output.split("Decisions on the evidence")[1].split("The paper's Table 4")[0]
+    for decision in decisions:
+        estimates = {e["metric_id"]: e for e in decision.record["estimates"]}
+        sigma = decision.configuration.name
+        truth = true_rates(EXAMPLE / f"truth-{sigma}.jsonl")
+        for metric_id, value in truth.items():
+            estimate = estimates[metric_id]
+            assert estimate["lo"] <= value <= estimate["hi"], (sigma, metric_id, value, estimate)
+        assert f"σ {sigma}: {decision.status}" in section
+        assert decision.record["value"]["label"] == "estimated"
+
     # The gate in both modes, the refusal of the printed pair, and the summary.
     assert "mode: point" in output and "mode: conservative" in output
     assert "refused, as it must be" in output
@@ -117,6 +134,7 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert TaskSet.objects.count() == 1
     assert Run.objects.count() == 2
     assert JudgeScore.objects.count() == scores
+    assert Decision.objects.count() == 2
     assert audit_verify().ok
 
 

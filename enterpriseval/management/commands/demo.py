@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
 from enterpriseval.demo import demo_evaluation_object, demo_runs
+from enterpriseval.demo_decisions import demo_decisions
 from enterpriseval.demo_grading import demo_grading, demo_oversight
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
@@ -45,9 +46,22 @@ class Command(BaseCommand):
         judged = demo_runs(objects=objects, example_dir=example_dir, log=self.stdout.write)
         self.stdout.write("")
         self.stdout.write("══ Blinded expert grading (simulated graders with known error rates) ══")
-        demo_grading(objects=objects, runs=judged, log=self.stdout.write)
-        demo_oversight(objects=objects, runs=judged, log=self.stdout.write)
+        grading = demo_grading(objects=objects, runs=judged, log=self.stdout.write)
+        oversight = demo_oversight(objects=objects, runs=judged, log=self.stdout.write)
         self.stdout.write("")
+        self.stdout.write("══ Decisions on the evidence (estimates beside the planted truth) ══")
+        demo_decisions(
+            objects=objects,
+            runs=judged,
+            session=grading.session,
+            study=oversight.study,
+            example_dir=example_dir,
+            log=self.stdout.write,
+        )
+        self.stdout.write("")
+        self.stdout.write(
+            "══ The paper's Table 4 figures (illustrative decision inputs, not the evidence) ══"
+        )
         summary = []
         for model in EXAMPLE_MODELS:
             try:
