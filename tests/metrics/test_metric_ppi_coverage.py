@@ -45,7 +45,7 @@ from metrics.unit_estimators import (
     ppi_ratio,
 )
 
-pytestmark = pytest.mark.slow
+# About 12 s on one core: small enough to run in CI with the rest of the suite (not slow-marked).
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "credit_memo"
 EVALUATIONS = 4_000
