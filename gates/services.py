@@ -110,6 +110,7 @@ def decision_record(
     gate: GateResult,
     evidence: Mapping[str, Any],
     value: Mapping[str, Any] | None = None,
+    stress: Mapping[str, Any] | None = None,
     session: GradingSession | None = None,
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
@@ -147,6 +148,7 @@ def decision_record(
         "estimates": [asdict(estimate) for estimate in estimates],
         "gate": gate.to_dict(),
         "value": dict(value) if value is not None else None,
+        "stress": dict(stress) if stress is not None else None,
     }
     document = {"record": record, "evidence": dict(evidence)}
     text = canonical_json(document)
@@ -231,8 +233,13 @@ def decision_compute(
     session: GradingSession | None = None,
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
+    stress_run: Run | None = None,
 ) -> Decision:
     """Estimate every charter metric on ``run``, gate on conservative bounds and record it.
+
+    ``stress_run`` (the same σ on the stress split) is reported separately: its assurance
+    metrics are estimated and recorded beside the decision, never mixed into the graded
+    split's estimates (SPEC §9).
 
     Undetermined where SPEC §6.1/§6.4 require: a gated metric without an estimate, a
     human-graded metric whose agreement is below the κ target, or evidence the use case's
@@ -263,6 +270,7 @@ def decision_compute(
             ),
         )
     value = value_for(charter=charter, run=run, session=session, judge=judge, study=oversight_study)
+    stress = stress_report(charter=charter, run=run, stress_run=stress_run, judge=judge)
     evidence = {
         "charter_sha256": charter.sha256,
         "configuration_sha256": run.configuration.sha256,
@@ -281,10 +289,33 @@ def decision_compute(
         gate=gate,
         evidence=evidence,
         value=value,
+        stress=stress,
         session=session,
         judge=judge,
         oversight_study=oversight_study,
     )
+
+
+def stress_report(
+    *, charter: Charter, run: Run, stress_run: Run | None, judge: Judge | None
+) -> dict[str, Any]:
+    """Return the assurance metrics of the σ's stress-split run, reported apart (SPEC §9)."""
+    from metrics.catalogue import catalogue
+    from metrics.selectors import charter_estimates
+
+    if stress_run is None:
+        return {"unavailable": "no stress-split run of this σ was given"}
+    if stress_run.configuration_id != run.configuration_id or stress_run.split != "stress":
+        raise ServiceError(
+            f"Run {stress_run.pk} is not a stress-split run of σ {run.configuration.name}.",
+            field="stress_run",
+        )
+    assurance = {m.id for m in catalogue().values() if m.family == "assurance"}
+    estimates = charter_estimates(charter=charter, run=stress_run, judge=judge)
+    return {
+        "run": stress_run.pk,
+        "estimates": [asdict(e) for e in estimates.values() if e.metric_id in assurance],
+    }
 
 
 def value_for(

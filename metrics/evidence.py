@@ -81,7 +81,7 @@ def unit_metric_evidence(
     spec = unit_metric(metric_id)
     kinds = METRIC_UNIT_KINDS[metric_id]
     outputs = list(
-        Output.objects.filter(run=run, status=OutputStatus.SUCCEEDED, task__split="graded")
+        Output.objects.filter(run=run, status=OutputStatus.SUCCEEDED, task__split=run.split)
         .order_by("pk")
         .values_list("pk", flat=True)
     )

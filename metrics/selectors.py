@@ -48,7 +48,7 @@ def charter_estimates(
     confidence = charter.confidence
     kappas = _metric_kappas(session) if session is not None else {}
     outputs = list(
-        Output.objects.filter(run=run, task__split="graded")
+        Output.objects.filter(run=run, task__split=run.split)
         .order_by("task_id", "repeat_index")
         .values("task_id", "status", "success", "cost_usd")
     )

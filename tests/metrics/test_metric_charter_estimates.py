@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from charters.models import Charter
+from enterpriseval.errors import ServiceError
 from enterpriseval.testing.grading import fill, make_world
 from gates.services import decision_compute, grades_digest
 from grading.models import Assignment
@@ -103,3 +104,64 @@ def test_the_value_estimate_uses_graded_hallucination_counts_and_observed_genera
     sources = value["provenance"]["sources"]
     assert "graded counts 0/" in sources["hallucination"]
     assert sources["t_gen"].startswith("observed: 12 samples")
+
+
+def _stress_run(world):
+    import io
+    import json
+
+    from charters.models import Task
+    from runs.services.outputs import output_import
+
+    tasks = Task.objects.filter(task_set=world.runs[0].task_set, split="stress").order_by("pk")
+    lines = [
+        json.dumps(
+            {
+                "task_id": task.external_id,
+                "repeat": 0,
+                "text": "Not determinable from the permitted sources. Guidance check: none.",
+            }
+        )
+        for task in tasks
+    ]
+    return output_import(
+        actor=world.model_owner,
+        use_case=world.use_case,
+        configuration=world.runs[0].configuration,
+        task_set=world.runs[0].task_set,
+        split="stress",
+        repeats=1,
+        fileobj=io.BytesIO(("\n".join(lines) + "\n").encode()),
+        filename="stress.jsonl",
+    )
+
+
+def test_the_stress_split_is_reported_beside_the_decision_not_mixed_into_it(judged_world):
+    world, judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    stress = _stress_run(world)
+    decision = decision_compute(
+        actor=world.owner,
+        charter=charter,
+        run=world.runs[0],
+        session=world.session,
+        judge=judge,
+        stress_run=stress,
+    )
+    report = decision.record["stress"]
+    assert report["run"] == stress.pk
+    assert {e["metric_id"] for e in report["estimates"]} == {
+        "guidance_precision",
+        "guidance_recall",
+    }
+    graded = {e["metric_id"]: e for e in decision.record["estimates"]}
+    assert graded["guidance_recall"]["n_clusters"] == 4  # the graded split's sampled outputs
+
+
+def test_a_run_of_another_split_is_refused_as_the_stress_run(judged_world):
+    world, _judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    with pytest.raises(ServiceError, match="stress-split"):
+        decision_compute(
+            actor=world.owner, charter=charter, run=world.runs[0], stress_run=world.runs[1]
+        )
