@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("runs.api_urls")),
     path("", include("grading.api.urls")),
     path("", include("audit.api_urls")),
+    path("", include("gates.api_urls")),
 ]

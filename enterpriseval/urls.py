@@ -16,5 +16,6 @@ urlpatterns = [
     path("", include("audit.urls")),
     path("", include("runs.urls")),
     path("", include("grading.urls")),
+    path("", include("gates.urls")),
     path("", include("charters.urls")),
 ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
@@ -12,34 +10,11 @@ from audit.canonical import sha256_hex
 from audit.models import AuditEntry
 from charters.models import Charter, UnblindingEvent
 from enterpriseval.errors import ServiceError
+from enterpriseval.testing.decisions import load_example_estimates
 from enterpriseval.testing.grading import make_world
 from gates.algorithm import gate_evaluate
-from gates.decision_file import load_decision_file
 from gates.models import Decision
 from gates.services import decision_record, gate_input_for
-from metrics.estimate import MetricEstimate
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "credit_memo"
-
-
-def load_example_estimates(model: str) -> list[MetricEstimate]:
-    """Return the example decision input's estimates as metric records."""
-    gate_input = load_decision_file(EXAMPLES / f"{model}.yaml").gate_input
-    return [
-        MetricEstimate(
-            metric_id=m.id,
-            point=m.estimate,
-            lo=m.ci[0],
-            hi=m.ci[1],
-            confidence=0.95,
-            n=m.n or 0,
-            n_clusters=25,
-            mode="H",
-            estimator="cluster-robust ratio (illustrative counts)",
-            kappa=0.7,
-        )
-        for m in gate_input.metrics
-    ]
 
 
 @pytest.fixture

@@ -1,0 +1,92 @@
+"""Recorded decisions under /api/v1/use-cases/<key>/decisions/: the list and one decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from charters.api.task_sets import ErrorOutput
+from gates.models import Decision
+from gates.selectors import decision_get, decision_list, decision_use_case_for
+
+
+class DecisionConfigurationOutput(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
+class DecisionOutput(serializers.Serializer[Decision]):
+    id = serializers.IntegerField(source="pk")
+    status = serializers.CharField()
+    binding_metric = serializers.CharField()
+    ei = serializers.FloatField(allow_null=True)
+    ei_g = serializers.FloatField(allow_null=True)
+    ei_band = serializers.SerializerMethodField()
+    charter_version = serializers.IntegerField(source="charter.version")
+    configuration = DecisionConfigurationOutput()
+    run = serializers.IntegerField(source="run_id")
+    sha256 = serializers.CharField()
+    created_by = serializers.CharField(source="created_by.get_username")
+    created_at = serializers.DateTimeField()
+    url = serializers.SerializerMethodField()
+
+    def get_ei_band(self, decision: Decision) -> list[float] | None:
+        if decision.ei_band_lo is None or decision.ei_band_hi is None:
+            return None
+        return [decision.ei_band_lo, decision.ei_band_hi]
+
+    def get_url(self, decision: Decision) -> str:
+        return reverse("api-decision-detail", args=[self.context["key"], decision.pk])
+
+
+class DecisionDetailOutput(DecisionOutput):
+    record = serializers.JSONField()
+    evidence = serializers.JSONField()
+
+
+class DecisionListApi(APIView):
+    @extend_schema(
+        responses={200: DecisionOutput(many=True), 403: ErrorOutput, 404: ErrorOutput},
+        summary="Recorded decisions of the use case, newest first",
+        operation_id="use_case_decisions_list",
+        parameters=[
+            OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY),
+            OpenApiParameter("offset", OpenApiTypes.INT, OpenApiParameter.QUERY),
+        ],
+        description="Graders get 403: a decision shows results (SPEC §1, §5.1).",
+    )
+    def get(self, request: Request, key: str) -> Response:
+        use_case = decision_use_case_for(request.user, key)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(decision_list(use_case=use_case), request, view=self)
+        data = DecisionOutput(page, many=True, context={"key": use_case.key}).data
+        return paginator.get_paginated_response(data)
+
+
+class DecisionDetailApi(APIView):
+    @extend_schema(
+        responses={200: DecisionDetailOutput, 403: ErrorOutput, 404: ErrorOutput},
+        summary="One recorded decision: its record, the evidence it rests on and its SHA-256",
+        operation_id="use_case_decision_retrieve",
+        description=(
+            "sha256 is the SHA-256 of the canonical JSON (audit/canonical.py: sorted keys, "
+            'no spaces, UTF-8) of {"record": record, "evidence": evidence}, so anyone can '
+            "recompute it from this response."
+        ),
+    )
+    def get(self, request: Request, key: str, pk: int) -> Response:
+        use_case = decision_use_case_for(request.user, key)
+        decision = decision_get(use_case=use_case, pk=pk)
+        if decision is None:
+            raise Http404(f"No decision {pk} in {use_case.key}.")
+        return Response(DecisionDetailOutput(decision, context={"key": use_case.key}).data)

@@ -1,0 +1,404 @@
+"""Reads of recorded decisions: who may see them, the list, one decision, two side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from charters.configurations import ATTRIBUTABLE, IDENTICAL, NOT_ATTRIBUTABLE, ParityReport
+from charters.models import CharterMetric, UseCase
+from charters.models.charters import Treatment
+from charters.permissions import use_case_for_unblinded
+from charters.selectors.configurations import configuration_parity
+from enterpriseval.errors import ServiceError
+from gates.algorithm import GateResult, MetricResult, Recommendation
+from gates.models import Decision
+from gates.plots import nu_profile_svg, threshold_bands_svg
+from gates.plots_decision import ei_band_svg, value_interval_svg
+from gates.report import svg_data_uri
+from gates.value_model import ValueEstimate
+from metrics.catalogue import catalogue
+
+LIST_FIELDS = (
+    "pk",
+    "status",
+    "binding_metric",
+    "ei",
+    "ei_g",
+    "ei_band_lo",
+    "ei_band_hi",
+    "sha256",
+    "created_at",
+    "run_id",
+    "charter__version",
+    "configuration__name",
+    "configuration__version",
+    "configuration__sha256",
+    "created_by__username",
+)
+
+
+def decision_use_case_for(user: AbstractBaseUser | AnonymousUser, key: str) -> UseCase:
+    """Return the use case whose decisions ``user`` may read (else 404 or 403).
+
+    A decision shows results, so every member who does not grade on the use case may read
+    it (charter owner, model owner, reviewer, adjudicator); anyone holding the grader role
+    gets 403 even with another role, and outsiders get 404.
+    """
+    return use_case_for_unblinded(user, key, what="decisions")
+
+
+def decision_list(*, use_case: UseCase) -> QuerySet[Decision]:
+    """Return the decisions of ``use_case``, newest first, without their records."""
+    return (
+        Decision.objects.filter(use_case=use_case)
+        .select_related("charter", "configuration", "created_by")
+        .only(*LIST_FIELDS)
+        .order_by("-created_at", "-pk")
+    )
+
+
+def decision_get(*, use_case: UseCase, pk: int) -> Decision | None:
+    """Return decision ``pk`` of ``use_case`` with its charter, σ and run, or ``None``."""
+    return _with_relations(Decision.objects.filter(use_case=use_case, pk=pk)).first()
+
+
+def _with_relations(decisions: QuerySet[Decision]) -> QuerySet[Decision]:
+    return decisions.select_related(
+        "charter", "configuration", "run__task_set", "created_by"
+    ).defer("canonical_json", "charter__canonical_json", "configuration__canonical_json")
+
+
+# --------------------------------------------------------------------------- one decision
+
+
+def gate_result_from_dict(data: Mapping[str, Any]) -> GateResult:
+    """Return the :class:`GateResult` that ``GateResult.to_dict()`` stored in a record.
+
+    Numbers come back as floats: the canonical JSON of a record writes 65.0 as 65.
+    """
+    return GateResult(
+        decision=data["decision"],
+        binding_metric=data["binding_metric"],
+        mode=data["mode"],
+        metrics=tuple(_metric_result(metric) for metric in data["metrics"]),
+        ei=_float(data["ei"]),
+        ei_g=_float(data["ei_g"]),
+        ei_band=_pair(data["ei_band"]),
+        reasons=tuple(data["reasons"]),
+        recommendations=tuple(Recommendation(**rec) for rec in data["recommendations"]),
+        nu_max=float(data["nu_max"]),
+    )
+
+
+def _metric_result(data: Mapping[str, Any]) -> MetricResult:
+    return MetricResult(
+        **{
+            **data,
+            **{
+                name: _float(data[name])
+                for name in ("value_used", "nu", "estimate", "kappa", "weight")
+            },
+            "theta_out": float(data["theta_out"]),
+            "theta_in": float(data["theta_in"]),
+            "ci": _pair(data["ci"]),
+        }
+    )
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _pair(value: Sequence[float] | None) -> tuple[float, float] | None:
+    return None if value is None else (float(value[0]), float(value[1]))
+
+
+def value_estimate_from_dict(data: Mapping[str, Any] | None) -> ValueEstimate | None:
+    """Return the :class:`ValueEstimate` a record stored, or ``None`` when it holds none.
+
+    A record's value is ``ValueEstimate.to_dict()`` (with a ``provenance`` beside it), or
+    ``{"unavailable": why}``, or null.
+    """
+    if not data or "point" not in data:
+        return None
+    return ValueEstimate(
+        point=float(data["point"]),
+        lo=float(data["lo"]),
+        hi=float(data["hi"]),
+        level=float(data["level"]),
+        draws=int(data["draws"]),
+        seed=int(data["seed"]),
+        label=data["label"],
+        components={name: float(x) for name, x in data["components"].items()},
+    )
+
+
+@dataclass(frozen=True)
+class GatedRow:
+    """A gated metric's gate reading with the metric estimate the decision recorded for it."""
+
+    metric: MetricResult
+    estimate: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class InformationalRow:
+    """A metric reported beside the gate, why it is not gated, and its estimate if recorded."""
+
+    metric_id: str
+    label: str
+    reason: str
+    estimate: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Plot:
+    title: str
+    uri: str
+    alt: str
+
+
+@dataclass(frozen=True)
+class DecisionDetail:
+    decision: Decision
+    gate: GateResult
+    gated: list[GatedRow]
+    informational: list[InformationalRow]
+    undetermined: list[GatedRow]
+    low_kappa: list[GatedRow]
+    value: ValueEstimate | None
+    value_provenance: Mapping[str, Any] | None
+    value_unavailable: str
+    evidence: list[tuple[str, Any]]
+    plots: list[Plot]
+
+
+def decision_detail(*, decision: Decision) -> DecisionDetail:
+    """Return everything the decision page shows, read from the decision's stored record.
+
+    One query beyond ``decision`` (the charter's informational metrics with their reasons);
+    the plots are drawn from the record.
+    """
+    record = decision.record
+    gate = gate_result_from_dict(record["gate"])
+    estimates = {estimate["metric_id"]: estimate for estimate in record["estimates"]}
+    gated = [GatedRow(metric, estimates.get(metric.id)) for metric in gate.metrics]
+    stored_value = record.get("value") or {}
+    value = value_estimate_from_dict(stored_value)
+    kappa_target = decision.charter.kappa_target
+    return DecisionDetail(
+        decision=decision,
+        gate=gate,
+        gated=gated,
+        informational=_informational(decision, gate, estimates),
+        undetermined=[row for row in gated if row.metric.status == "Undetermined"],
+        low_kappa=[
+            row
+            for row in gated
+            if row.metric.grading == "H"
+            and row.metric.kappa is not None
+            and row.metric.kappa < kappa_target
+        ],
+        value=value,
+        value_provenance=stored_value.get("provenance"),
+        value_unavailable=stored_value.get("unavailable", ""),
+        evidence=sorted(decision.evidence.items()),
+        plots=_plots(gate, value),
+    )
+
+
+def _informational(
+    decision: Decision, gate: GateResult, estimates: Mapping[str, Mapping[str, Any]]
+) -> list[InformationalRow]:
+    names = catalogue()
+    rows = [
+        InformationalRow(
+            metric.metric_id,
+            _label(names, metric.metric_id),
+            metric.reason,
+            estimates.get(metric.metric_id),
+        )
+        for metric in CharterMetric.objects.filter(
+            charter_id=decision.charter_id, treatment=Treatment.INFORMATIONAL
+        ).only("metric_id", "reason")
+    ]
+    listed = {row.metric_id for row in rows} | {metric.id for metric in gate.metrics}
+    rows += [
+        InformationalRow(
+            metric_id,
+            _label(names, metric_id),
+            f"not in charter v{decision.charter.version}; reported only",
+            estimate,
+        )
+        for metric_id, estimate in estimates.items()
+        if metric_id not in listed
+    ]
+    return rows
+
+
+def _label(names: Mapping[str, Any], metric_id: str) -> str:
+    return names[metric_id].name if metric_id in names else metric_id
+
+
+def _plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
+    plots = [
+        Plot(
+            "Metric estimates against their thresholds",
+            svg_data_uri(threshold_bands_svg(gate)),
+            "Each gated metric's estimate and CI against its θout/θin zones",
+        ),
+        Plot(
+            "ν profile",
+            svg_data_uri(nu_profile_svg([gate])),
+            "Normalised score ν of each gated metric",
+        ),
+    ]
+    if gate.ei is not None:
+        plots.append(
+            Plot(
+                "Efficacy Index and its weight-sensitivity band",
+                svg_data_uri(ei_band_svg(gate)),
+                "EI and EI_G on the ν scale over the weight-sensitivity band",
+            )
+        )
+    if value is not None:
+        plots.append(
+            Plot(
+                f"Value interval ({value.label})",
+                svg_data_uri(value_interval_svg(value)),
+                f"V_annual point value and {value.level:.0%} interval, {value.label}",
+            )
+        )
+    return plots
+
+
+# --------------------------------------------------------------------------- two decisions
+
+
+@dataclass(frozen=True)
+class MetricPair:
+    """One gated metric of the shared charter version, as each decision read it."""
+
+    id: str
+    label: str
+    direction: str
+    theta_out: float
+    theta_in: float
+    a: MetricResult | None
+    b: MetricResult | None
+
+
+@dataclass(frozen=True)
+class DecisionComparison:
+    """Two decisions under one charter version, with the harness parity of their σ (SPEC §9).
+
+    ``run_differences`` lists what differs in the evaluation beside σ (task set, split,
+    repeats); any of them, like any σ component other than the model, makes the comparison
+    not attributable to the model alone.
+    """
+
+    a: Decision
+    b: Decision
+    gate_a: GateResult
+    gate_b: GateResult
+    metrics: list[MetricPair]
+    parity: ParityReport
+    run_differences: list[str]
+    value_a: ValueEstimate | None
+    value_b: ValueEstimate | None
+
+    @property
+    def attributable_to_model_alone(self) -> bool:
+        return self.parity.attributable_to_model_alone and not self.run_differences
+
+    @property
+    def verdict(self) -> str:
+        if self.parity.identical and not self.run_differences:
+            return IDENTICAL
+        return ATTRIBUTABLE if self.attributable_to_model_alone else NOT_ATTRIBUTABLE
+
+
+def decision_comparison(*, use_case: UseCase, a: int, b: int) -> DecisionComparison:
+    """Return decisions ``a`` and ``b`` of ``use_case`` side by side (one query).
+
+    Raises
+    ------
+    ServiceError
+        If either is not a decision of ``use_case``, both are the same decision, or they
+        were gated under different charter versions (their thresholds would differ).
+    """
+    if a == b:
+        raise ServiceError("Choose two different decisions to compare.", field="b")
+    found = {
+        decision.pk: decision
+        for decision in _with_relations(Decision.objects.filter(use_case=use_case, pk__in=[a, b]))
+    }
+    for side, pk in (("a", a), ("b", b)):
+        if pk not in found:
+            raise ServiceError(
+                f"{side.upper()}: there is no decision {pk} in {use_case.key}; a comparison "
+                "needs two decisions of the same use case.",
+                field=side,
+            )
+    first, second = found[a], found[b]
+    if first.charter_id != second.charter_id:
+        raise ServiceError(
+            f"Decision {first.pk} was gated under charter v{first.charter.version} and "
+            f"decision {second.pk} under charter v{second.charter.version}: decisions compare "
+            "only under the same charter version, whose thresholds and weights both met.",
+            field="b",
+        )
+    gate_a = gate_result_from_dict(first.record["gate"])
+    gate_b = gate_result_from_dict(second.record["gate"])
+    return DecisionComparison(
+        a=first,
+        b=second,
+        gate_a=gate_a,
+        gate_b=gate_b,
+        metrics=_metric_pairs(gate_a, gate_b),
+        parity=configuration_parity(a=first.configuration, b=second.configuration),
+        run_differences=_run_differences(first, second),
+        value_a=value_estimate_from_dict(first.record.get("value")),
+        value_b=value_estimate_from_dict(second.record.get("value")),
+    )
+
+
+def _metric_pairs(gate_a: GateResult, gate_b: GateResult) -> list[MetricPair]:
+    by_a = {metric.id: metric for metric in gate_a.metrics}
+    by_b = {metric.id: metric for metric in gate_b.metrics}
+    ordered = [*by_a, *(metric_id for metric_id in by_b if metric_id not in by_a)]
+    pairs = []
+    for metric_id in ordered:
+        metric = by_a.get(metric_id) or by_b[metric_id]
+        pairs.append(
+            MetricPair(
+                id=metric_id,
+                label=metric.label or metric_id,
+                direction=metric.direction,
+                theta_out=metric.theta_out,
+                theta_in=metric.theta_in,
+                a=by_a.get(metric_id),
+                b=by_b.get(metric_id),
+            )
+        )
+    return pairs
+
+
+def _run_differences(a: Decision, b: Decision) -> list[str]:
+    run_a, run_b = a.run, b.run
+    differences = []
+    if run_a.task_set_id != run_b.task_set_id:
+        differences.append(
+            f"task set: {run_a.task_set.name} v{run_a.task_set.version} against "
+            f"{run_b.task_set.name} v{run_b.task_set.version}"
+        )
+    if run_a.split != run_b.split:
+        differences.append(f"split: {run_a.split} against {run_b.split}")
+    if run_a.repeats != run_b.repeats:
+        differences.append(f"repeats K: {run_a.repeats} against {run_b.repeats}")
+    return differences
