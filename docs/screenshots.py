@@ -4,9 +4,9 @@
     .venv/bin/python manage.py runserver 127.0.0.1:8765 &
     ENTERPRISEVAL_DEMO_PASSWORD=... .venv/bin/python docs/screenshots.py http://127.0.0.1:8765
 
-Signs in as the demo grader, adjudicator and reviewer in Debian's Chromium and saves the
-grading workspace, the adjudication queue and item, the agreement dashboard and the
-oversight results.
+Signs in as the demo grader, owner, reviewer and adjudicator in Debian's Chromium and saves
+the grading workspace, the agreement dashboard, the oversight results, a decision and the
+comparison of both σ, and the adjudication queue and item.
 """
 
 from __future__ import annotations
@@ -59,6 +59,21 @@ def main(base: str) -> None:
         page.goto(f"{base}/use-cases/{KEY}/oversight/")
         page.goto(first_link(page, rf"/use-cases/{KEY}/oversight/(?!new/)[^/]+/$"))
         page.screenshot(path=HERE / "screenshot-oversight-results.png", full_page=True)
+
+        sign_in(page, base, "demo-reviewer")
+        page.goto(f"{base}/use-cases/{KEY}/decisions/")
+        decisions = sorted(
+            {
+                href
+                for href in page.eval_on_selector_all("a", "links => links.map(a => a.href)")
+                if re.search(r"/decisions/\d+/$", href)
+            }
+        )
+        page.goto(decisions[0])
+        page.screenshot(path=HERE / "screenshot-decision.png", full_page=True)
+        ids = [href.rstrip("/").rsplit("/", 1)[-1] for href in decisions[:2]]
+        page.goto(f"{base}/use-cases/{KEY}/decisions/compare/?a={ids[0]}&b={ids[1]}")
+        page.screenshot(path=HERE / "screenshot-decision-comparison.png", full_page=True)
 
         sign_in(page, base, "demo-adjudicator")
         page.goto(session + "adjudication/")
