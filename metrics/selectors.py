@@ -27,6 +27,7 @@ from metrics.task_estimators import (
     cost_per_successful_task_estimate,
     dispersion_estimate,
     false_acceptance_rate_estimate,
+    net_time_reduction_estimate,
     pass_hat_k_estimates,
     review_burden_estimate,
 )
@@ -96,6 +97,8 @@ def charter_estimates(
                     confidence=confidence,
                     planned_n=planned,
                 )
+        elif metric_id == "net_time_reduction" and oversight_study is not None:
+            estimate = _time_reduction(charter, run, oversight_study, confidence, planned)
         elif metric_id == "review_burden" and oversight_study is not None:
             minutes = [
                 seconds / SECONDS_PER_MINUTE
@@ -108,6 +111,51 @@ def charter_estimates(
             estimate = _missing(metric_id, confidence, "A", _no_evidence(metric_id))
         estimates[metric_id] = estimate
     return estimates
+
+
+def _time_reduction(
+    charter: Charter,
+    run: Run,
+    study: OversightStudy,
+    confidence: float,
+    planned: int | None,
+) -> MetricEstimate:
+    """Δeff from the recorded review and generation times of this run's reviewed outputs.
+
+    The manual time is the charter's (its ``t_manual`` mode or value, hours per task), so
+    the record is labelled with the charter's measurement mode: an estimated baseline stays
+    "estimated" and may not feed a value claim (SPEC §4, §6.3).
+    """
+    manual = (charter.value_inputs or {}).get("t_manual")
+    if isinstance(manual, dict):
+        manual = manual.get("mode")
+    if not isinstance(manual, int | float) or manual <= 0:
+        return _missing(
+            "net_time_reduction", confidence, "A", "the charter gives no manual time (t_manual)"
+        )
+    reviewed = list(
+        study.items.filter(decided_at__isnull=False, source_output__run=run).values_list(
+            "seconds_spent", "source_output__generation_seconds"
+        )
+    )
+    if not reviewed or any(generation is None for _review, generation in reviewed):
+        return _missing(
+            "net_time_reduction",
+            confidence,
+            "A",
+            "no reviewed output of this run with recorded review and generation times",
+        )
+    baseline = "observed" if charter.measurement_mode == "observed" else "estimated"
+    # The charter's manual time applies to each reviewed task, so the tasks are paired and
+    # the interval reflects the spread of the recorded times only.
+    return net_time_reduction_estimate(
+        [float(manual)] * len(reviewed),
+        [review / 3600.0 for review, _generation in reviewed],
+        [generation / 3600.0 for _review, generation in reviewed],
+        baseline=baseline,
+        confidence=confidence,
+        planned_n=planned,
+    )
 
 
 def _metric_kappas(session: GradingSession) -> dict[str, tuple[float | None, str]]:

@@ -165,3 +165,49 @@ def test_a_run_of_another_split_is_refused_as_the_stress_run(judged_world):
         decision_compute(
             actor=world.owner, charter=charter, run=world.runs[0], stress_run=world.runs[1]
         )
+
+
+def test_oversight_metrics_and_time_reduction_come_from_the_oversight_study(judged_world):
+    from grading.services.oversight import oversight_item_decide, oversight_study_create
+
+    world, judge = judged_world
+    charter = Charter.objects.get(use_case=world.use_case)
+    run = world.runs[0]
+    study = oversight_study_create(
+        actor=world.owner,
+        use_case=world.use_case,
+        name="Review queue",
+        runs=[run],
+        reviewers=[world.graders[0]],
+        items_per_reviewer=6,
+        defect_share=0.5,
+        seed=7,
+    )
+    items = list(study.items.order_by("position"))
+    for n, item in enumerate(items):
+        caught = item.defects and n % 2 == 0
+        oversight_item_decide(
+            actor=item.reviewer,
+            item=item,
+            decision="reject" if caught else "accept",
+            flags=[item.defects[0]["target"]] if caught else [],
+            elapsed_seconds=120.0 + 60 * n,
+        )
+    estimates = charter_estimates(
+        charter=charter, run=run, session=world.session, judge=judge, oversight_study=study
+    )
+    seeded = [i for i in items if i.defects]
+    caught = sum(1 for n, i in enumerate(items) if i.defects and n % 2 == 0)
+    assert estimates["catch_rate"].point == pytest.approx(100 * caught / len(seeded))
+    assert estimates["false_acceptance_rate"].point == pytest.approx(
+        100 * (len(seeded) - caught) / len(seeded)
+    )
+    minutes = [(120.0 + 60 * n) / 60 for n in range(len(items))]
+    assert estimates["review_burden"].point == pytest.approx(sum(minutes) / len(minutes))
+    # Δeff = 1 − (t̄_gen + t̄_review) / t_manual, with the charter's t_manual mode of 3 h
+    generation = [i.source_output.generation_seconds / 3600 for i in items]
+    review = [m / 60 for m in minutes]
+    expected = 100 * (1 - (sum(generation) / 6 + sum(review) / 6) / 3.0)
+    reduction = estimates["net_time_reduction"]
+    assert reduction.point == pytest.approx(expected)
+    assert reduction.notes[0] == "baseline: estimated"
