@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 
@@ -198,8 +199,6 @@ def _pending_note(pending: int) -> str:
 
 
 def _with_notes(estimate: MetricEstimate, notes: list[str]) -> MetricEstimate:
-    from dataclasses import replace
-
     return replace(estimate, notes=(*estimate.notes, *notes))
 
 
@@ -244,13 +243,19 @@ def _successes(outputs: list[dict[str, object]]) -> tuple[np.ndarray, int]:
 def _pass_hat_1(
     outputs: list[dict[str, object]], confidence: float, planned: int | None
 ) -> MetricEstimate:
+    """Return pass^1 as the charter's record, with pass^2, pass^4 and pass^K in its notes."""
     successes, trials = _successes(outputs)
     if successes.size == 0:
         return _missing("pass_hat_k", confidence, "A", "the run has no outputs")
-    records = pass_hat_k_estimates(
-        successes, trials, confidence=confidence, ks=[1], planned_n=planned
-    )
-    return records[1]
+    records = pass_hat_k_estimates(successes, trials, confidence=confidence, planned_n=planned)
+    others = [
+        f"pass^{k} = {r.point:.1f} [{r.lo:.1f}, {r.hi:.1f}]"
+        if r.has_value
+        else f"pass^{k}: {r.reason}"
+        for k, r in sorted(records.items())
+        if k != 1
+    ]
+    return replace(records[1], notes=(*records[1].notes, *others))
 
 
 def _cost(
