@@ -35,6 +35,8 @@ PURE_MODULES = [
     "metrics.task_estimators",
     "metrics.unit_estimators",
     "gates.value_evidence",
+    "benchmarks.aggregate",
+    "benchmarks.importers",
 ]
 
 
