@@ -387,27 +387,9 @@ def value_for(
 
 def grades_digest(*, session: GradingSession) -> str:
     """Return the SHA-256 of the session's grades and adjudications in canonical JSON."""
-    from grading.models import Adjudication, Grade
+    from grading.selectors.sessions import session_grade_rows
 
-    grades = [
-        [artefact, grader, key, field, value]
-        for artefact, grader, key, field, value in Grade.objects.filter(assignment__session=session)
-        .order_by(
-            "assignment__artefact__public_id", "assignment__grader__username", "unit_key", "field"
-        )
-        .values_list(
-            "assignment__artefact__public_id",
-            "assignment__grader__username",
-            "unit_key",
-            "field",
-            "value",
-        )
-    ]
-    adjudications = list(
-        Adjudication.objects.filter(artefact__session=session)
-        .order_by("artefact__public_id", "unit_key", "field")
-        .values_list("artefact__public_id", "unit_key", "field", "value")
-    )
-    return sha256_hex(
-        canonical_json({"grades": grades, "adjudications": [list(a) for a in adjudications]})
-    )
+    rows, adjudicated = session_grade_rows(session_id=session.pk)
+    grades = [list(row) for row in rows]
+    adjudications = [[a, k, f, v] for a, k, f, v, _adjudicator in adjudicated]
+    return sha256_hex(canonical_json({"grades": grades, "adjudications": adjudications}))

@@ -37,6 +37,7 @@ PURE_MODULES = [
     "gates.value_evidence",
     "benchmarks.aggregate",
     "benchmarks.importers",
+    "scorecards.evidence",
 ]
 
 

@@ -513,3 +513,35 @@ def grades_file(
     lines = grades_final_export if final else grades_export
     for line in lines(session=session, provenance=provenance):
         yield dump_line(line)
+
+
+def session_grade_rows(
+    *, session_id: int
+) -> tuple[list[tuple[str, str, str, str, str]], list[tuple[str, str, str, str, str]]]:
+    """Return a session's grades and adjudications in their canonical order.
+
+    Grades are ``(artefact public id, grader, unit key, field, value)`` and adjudications
+    ``(artefact public id, unit key, field, value, adjudicator)``; both the decision's grades
+    hash and the evidence pack read them from here, so they describe the same rows.
+    """
+    from grading.models import Adjudication, Grade
+
+    grades = list(
+        Grade.objects.filter(assignment__session_id=session_id)
+        .order_by(
+            "assignment__artefact__public_id", "assignment__grader__username", "unit_key", "field"
+        )
+        .values_list(
+            "assignment__artefact__public_id",
+            "assignment__grader__username",
+            "unit_key",
+            "field",
+            "value",
+        )
+    )
+    adjudications = list(
+        Adjudication.objects.filter(artefact__session_id=session_id)
+        .order_by("artefact__public_id", "unit_key", "field")
+        .values_list("artefact__public_id", "unit_key", "field", "value", "adjudicator__username")
+    )
+    return grades, adjudications
