@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.contrib.auth import get_user_model
 
 from charters.models import UseCase
@@ -150,8 +151,6 @@ def _expected_agreement(
     session: GradingSession, sigma_of: dict[int, str], fields: Sequence[str]
 ) -> dict[str, tuple[float, float, float]]:
     """Return the mean and central 95 % of α over re-simulations of the session's design."""
-    import numpy as np
-
     graders = {g.username: g for g in make_grades.GRADERS}
     guidance = make_grades.task_guidance()
     by_artefact: dict[int, list[Assignment]] = {}

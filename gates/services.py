@@ -26,9 +26,13 @@ from gates.report import DecisionReport, render_decision_pdf
 from gates.value_evidence import value_inputs_from_charter, value_provenance
 from gates.value_model import value_estimate
 from grading.models import GradingSession, OversightStudy
-from metrics.catalogue import catalogue_metric
+from grading.selectors.oversight import oversight_results
+from grading.selectors.sessions import session_grade_rows
+from metrics.catalogue import catalogue, catalogue_metric
 from metrics.estimate import MetricEstimate
-from runs.models import Judge, Run
+from metrics.evidence import unit_metric_evidence
+from metrics.selectors import charter_estimates
+from runs.models import Judge, Output, Run
 
 #: Who may compute a decision: computing one shows results, so it is an unblinding event.
 DECISION_ROLES = (Role.CHARTER_OWNER, Role.REVIEWER)
@@ -245,7 +249,6 @@ def decision_compute(
     human-graded metric whose agreement is below the κ target, or evidence the use case's
     intensity requires that is missing.
     """
-    from metrics.selectors import charter_estimates
 
     estimates = charter_estimates(
         charter=charter, run=run, session=session, judge=judge, oversight_study=oversight_study
@@ -300,8 +303,6 @@ def stress_report(
     *, charter: Charter, run: Run, stress_run: Run | None, judge: Judge | None
 ) -> dict[str, Any]:
     """Return the assurance metrics of the σ's stress-split run, reported apart (SPEC §9)."""
-    from metrics.catalogue import catalogue
-    from metrics.selectors import charter_estimates
 
     if stress_run is None:
         return {"unavailable": "no stress-split run of this σ was given"}
@@ -332,9 +333,6 @@ def value_for(
     review times from their recorded samples, the rest from the charter's value inputs; a
     90 % interval from 10,000 draws seeded by the charter's hash.
     """
-    from grading.selectors.oversight import oversight_results
-    from metrics.evidence import unit_metric_evidence
-    from runs.models import Output
 
     if not charter.value_inputs:
         return {"unavailable": "the charter gives no value inputs"}
@@ -387,7 +385,6 @@ def value_for(
 
 def grades_digest(*, session: GradingSession) -> str:
     """Return the SHA-256 of the session's grades and adjudications in canonical JSON."""
-    from grading.selectors.sessions import session_grade_rows
 
     rows, adjudicated = session_grade_rows(session_id=session.pk)
     grades = [list(row) for row in rows]

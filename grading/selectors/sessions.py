@@ -24,6 +24,7 @@ from charters.models.tasks import Split
 from charters.permissions import use_case_for, user_roles
 from grading.grade_io import ArtefactSpec, dump_line
 from grading.models import (
+    Adjudication,
     Assignment,
     AssignmentStatus,
     Grade,
@@ -524,8 +525,6 @@ def session_grade_rows(
     ``(artefact public id, unit key, field, value, adjudicator)``; both the decision's grades
     hash and the evidence pack read them from here, so they describe the same rows.
     """
-    from grading.models import Adjudication, Grade
-
     grades = list(
         Grade.objects.filter(assignment__session_id=session_id)
         .order_by(
