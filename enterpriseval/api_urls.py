@@ -10,4 +10,5 @@ urlpatterns = [
     path("", include("grading.api.urls")),
     path("", include("audit.api_urls")),
     path("", include("gates.api_urls")),
+    path("", include("scorecards.api_urls")),
 ]

@@ -17,5 +17,6 @@ urlpatterns = [
     path("", include("runs.urls")),
     path("", include("grading.urls")),
     path("", include("gates.urls")),
+    path("", include("scorecards.urls")),
     path("", include("charters.urls")),
 ]

@@ -276,3 +276,26 @@ def _cost(
         )
     except ValueError as error:
         return _missing("cost_per_successful_task", confidence, "A", str(error))
+
+
+def reliability_estimates(
+    *, run: Run, confidence: float
+) -> tuple[dict[int, MetricEstimate], MetricEstimate | None, str]:
+    """Return pass^k for k = 1, 2, 4 and K, dispersion, and why any is missing, for ``run``.
+
+    Success per output is the automatic flag where the run records one (an output that did
+    not succeed counts as a failure). Dispersion needs K ≥ 2 repeats. The scorecard's
+    reliability field reads this whether or not the charter names the reliability metrics.
+    """
+    outputs = list(
+        Output.objects.filter(run=run, task__split=run.split)
+        .order_by("task_id", "repeat_index")
+        .values("task_id", "status", "success", "cost_usd")
+    )
+    successes, trials = _successes(outputs)
+    if successes.size == 0:
+        return {}, None, "the run has no outputs"
+    records = pass_hat_k_estimates(successes, trials, confidence=confidence)
+    if trials < 2:
+        return records, None, f"dispersion needs K ≥ 2 repeats per task; the run has K = {trials}"
+    return records, dispersion_estimate(successes, trials, confidence=confidence), ""

@@ -37,6 +37,9 @@ PURE_MODULES = [
     "gates.value_evidence",
     "benchmarks.aggregate",
     "benchmarks.importers",
+    "scorecards.artefacts",
+    "scorecards.fields",
+    "scorecards.regulatory",
     "scorecards.evidence",
 ]
 

@@ -17,6 +17,7 @@ from audit.selectors import audit_verify
 from enterpriseval.demo import demo_evaluation_object, demo_runs
 from enterpriseval.demo_decisions import demo_decisions
 from enterpriseval.demo_grading import demo_grading, demo_oversight
+from enterpriseval.demo_scorecards import demo_scorecards
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
 from gates.services import decision_report_write
@@ -50,7 +51,7 @@ class Command(BaseCommand):
         oversight = demo_oversight(objects=objects, runs=judged, log=self.stdout.write)
         self.stdout.write("")
         self.stdout.write("══ Decisions on the evidence (estimates beside the planted truth) ══")
-        demo_decisions(
+        decisions = demo_decisions(
             objects=objects,
             runs=judged,
             session=grading.session,
@@ -58,6 +59,9 @@ class Command(BaseCommand):
             example_dir=example_dir,
             log=self.stdout.write,
         )
+        self.stdout.write("")
+        self.stdout.write("══ Scorecards (signed off by the second line) and evidence packs ══")
+        scorecards = demo_scorecards(decisions=decisions, out_dir=out_dir, log=self.stdout.write)
         self.stdout.write("")
         self.stdout.write(
             "══ The paper's Table 4 figures (illustrative decision inputs, not the evidence) ══"
@@ -113,7 +117,11 @@ class Command(BaseCommand):
         self.stdout.write(format_table(rows, header))
         self.stdout.write("")
         for name, *_, pdf in summary:
-            self.stdout.write(f"wrote {pdf}  ({name})")
+            self.stdout.write(f"wrote {pdf}  ({name}, Table 4 illustration)")
+        for scorecard, pdf, pack in scorecards:
+            sigma = scorecard.decision.configuration.name
+            self.stdout.write(f"wrote {pdf}  (scorecard of σ {sigma})")
+            self.stdout.write(f"wrote {pack}  (evidence pack of σ {sigma})")
         verification = audit_verify()
         if not verification.ok:
             raise CommandError(

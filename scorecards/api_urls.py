@@ -1,0 +1,23 @@
+"""REST endpoints of scorecards under /api/v1/ (the GRC export)."""
+
+from django.urls import path
+
+from scorecards import api
+
+urlpatterns = [
+    path(
+        "use-cases/<str:key>/scorecards/",
+        api.ScorecardListApi.as_view(),
+        name="api-scorecard-list",
+    ),
+    path(
+        "use-cases/<str:key>/scorecards/<int:pk>/",
+        api.ScorecardDetailApi.as_view(),
+        name="api-scorecard-detail",
+    ),
+    path(
+        "use-cases/<str:key>/scorecards/<int:pk>/sign-off/",
+        api.ScorecardSignOffApi.as_view(),
+        name="api-scorecard-sign-off",
+    ),
+]
