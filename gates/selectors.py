@@ -69,7 +69,7 @@ def decision_get(*, use_case: UseCase, pk: int) -> Decision | None:
 
 def _with_relations(decisions: QuerySet[Decision]) -> QuerySet[Decision]:
     return decisions.select_related(
-        "charter", "configuration", "run__task_set", "created_by"
+        "charter", "configuration", "run__task_set", "created_by", "scorecard"
     ).defer("canonical_json", "charter__canonical_json", "configuration__canonical_json")
 
 

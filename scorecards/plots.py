@@ -38,6 +38,8 @@ def pass_k_svg(pass_k: Mapping[str, Mapping[str, Any]], *, k_max: int) -> str:
             axis.plot([k, k], [low, high], color=INK, linewidth=1.4)
             axis.plot([k, k], [low, high], "_", color=INK, markersize=10)
     axis.plot(ks, points, "o-", color=ESTIMATE, markersize=6, linewidth=1)
+    top = 100.0 if max(points) > 1.0 else 1.0  # percentages or proportions
+    axis.set_ylim(0.0, top * 1.05)
     axis.set_xticks(ks)
     axis.set_xlim(0.5, max(max(ks), k_max) + 0.5)
     axis.set_xlabel("k (all of k repeats succeed)", fontsize=8)

@@ -1,7 +1,7 @@
 """The scorecard as a PDF: the same content as the page, rendered by WeasyPrint.
 
-The PDF is tagged (PDF/UA-1: headings, tables and figures are structure elements with real
-text; plots carry their alternative text), and every page's footer carries the page number
+The PDF is tagged (headings, tables and figures are structure elements with real text; plots
+carry their alternative text), and every page's footer carries the page number
 and the scorecard's SHA-256.
 """
 
@@ -25,7 +25,7 @@ def scorecard_html(view: ScorecardView, *, base_url: str = "") -> str:
 
 
 def scorecard_pdf(view: ScorecardView, *, base_url: str = "") -> bytes:
-    """Return the scorecard's PDF bytes (tagged PDF/UA-1)."""
+    """Return the scorecard's PDF bytes (a tagged PDF)."""
     from weasyprint import HTML  # imported here: loading Pango costs time at start-up
 
     pdf = HTML(string=scorecard_html(view, base_url=base_url)).write_pdf(pdf_variant="pdf/ua-1")

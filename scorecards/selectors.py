@@ -10,16 +10,20 @@ draft's is assembled on every read, so it always shows what is missing now.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import cache
 from django.urls import reverse
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from audit.models import AuditEntry
+from benchmarks.selectors import egi_evidence_for
 from charters.configurations import COMPONENTS
 from charters.models import Deviation, Membership, Role, UseCase
 from charters.models.charters import Treatment
@@ -37,7 +41,14 @@ from scorecards.artefacts import ARTEFACT_KINDS, ArtefactRef
 from scorecards.fields import TABLE_11, MissingField, missing_fields
 from scorecards.models import ReevaluationFlag, Scorecard, ScorecardStatus
 from scorecards.plots import pass_k_svg
-from scorecards.regulatory import AppendixRow, RegulatoryPack, appendix_rows, load_packs, packs_used
+from scorecards.regulatory import (
+    DEFAULT_PACK_DIR,
+    AppendixRow,
+    RegulatoryPack,
+    appendix_rows,
+    load_packs,
+    packs_used,
+)
 
 SCHEMA = "enterpriseval.scorecard/1"
 OVERSIGHT_METRICS = (
@@ -117,9 +128,32 @@ def pack_dir() -> str | None:
 
 
 def site_packs() -> tuple[RegulatoryPack, ...]:
-    """Return the regulatory packs of the site's pack folder, validated on load."""
-    directory = pack_dir()
-    return load_packs(directory) if directory else load_packs()
+    """Return the regulatory packs of the site's pack folder, validated on load.
+
+    Loaded again whenever a pack file is added, removed or changed (the folder's file names,
+    sizes and modification times are the cache key), so a compliance team's edit is picked
+    up without a restart or a release.
+    """
+    directory = Path(pack_dir() or DEFAULT_PACK_DIR)
+    signature = (
+        tuple(
+            sorted(
+                (child.name, child.stat().st_size, child.stat().st_mtime_ns)
+                for child in directory.iterdir()
+                if child.is_file()
+            )
+        )
+        if directory.is_dir()
+        else ()
+    )
+    return _packs_cached(str(directory), signature)
+
+
+@functools.lru_cache(maxsize=8)
+def _packs_cached(
+    directory: str, signature: tuple[tuple[str, int, int], ...]
+) -> tuple[RegulatoryPack, ...]:
+    return load_packs(directory)
 
 
 def scorecard_content(*, scorecard: Scorecard) -> dict[str, Any]:
@@ -532,10 +566,6 @@ def _deviations(decision: Decision) -> dict[str, Any]:
 
 
 def _capability_evidence(decision: Decision) -> dict[str, Any] | None:
-    try:
-        from benchmarks.selectors import egi_evidence_for
-    except ImportError:  # the benchmarks app has no model link yet
-        return None
     evidence = egi_evidence_for(decision.configuration)
     return dict(evidence) if evidence is not None else None
 
@@ -731,6 +761,26 @@ class FieldRow:
 
 
 @dataclass(frozen=True)
+class AppendixClause:
+    """One clause of a pack with the artefact rows that evidence it."""
+
+    clause: str
+    title: str
+    requirement: str
+    evidence: str
+    rows: list[AppendixRow]
+
+
+@dataclass(frozen=True)
+class AppendixPack:
+    id: str
+    title: str
+    version: str
+    sha256: str
+    clauses: list[AppendixClause]
+
+
+@dataclass(frozen=True)
 class ScorecardView:
     """Everything the scorecard page and PDF show (the same content for both)."""
 
@@ -744,6 +794,30 @@ class ScorecardView:
     must_know: list[str]
     plots: list[Plot]
     appendix: list[AppendixRow]
+    artefacts: list[ArtefactRef]
+
+    @property
+    def appendix_packs(self) -> list[AppendixPack]:
+        """The appendix grouped by pack and clause, in the packs' order."""
+        titles = {pack["id"]: pack for pack in self.content.get("packs", [])}
+        packs: dict[str, AppendixPack] = {}
+        for row in self.appendix:
+            pack = packs.get(row.pack_id)
+            if pack is None:
+                info = titles.get(row.pack_id, {})
+                pack = packs[row.pack_id] = AppendixPack(
+                    row.pack_id,
+                    info.get("title", row.pack_id),
+                    row.pack_version,
+                    info.get("sha256", ""),
+                    [],
+                )
+            if not pack.clauses or pack.clauses[-1].clause != row.clause:
+                pack.clauses.append(
+                    AppendixClause(row.clause, row.clause_title, row.requirement, row.evidence, [])
+                )
+            pack.clauses[-1].rows.append(row)
+        return list(packs.values())
 
 
 def scorecard_view(*, scorecard: Scorecard) -> ScorecardView:
@@ -774,8 +848,9 @@ def scorecard_view(*, scorecard: Scorecard) -> ScorecardView:
         fields=[FieldRow(key, label, by_field.get(key, [])) for key, label in TABLE_11],
         missing=missing,
         must_know=must_know(content),
-        plots=content_plots(content, decision=scorecard.decision),
+        plots=_plots_cached(content, digest, scorecard.decision),
         appendix=appendix_rows(packs, artefacts),
+        artefacts=list(artefacts.values()),
     )
 
 
@@ -853,6 +928,17 @@ def _fmt(value: Any) -> str:
         if isinstance(value, int | float)
         else str(value)
     )
+
+
+def _plots_cached(content: Mapping[str, Any], digest: str, decision: Decision) -> list[Plot]:
+    """Return the content's plots, drawn once per content hash (the plots depend on nothing
+    else: the content and the decision record it was assembled from)."""
+    key = f"scorecard-plots:{decision.sha256}:{digest}"
+    plots = cache.get(key)
+    if plots is None:
+        plots = content_plots(content, decision=decision)
+        cache.set(key, plots, 24 * 3600)
+    return list(plots)
 
 
 def content_plots(content: Mapping[str, Any], *, decision: Decision) -> list[Plot]:

@@ -6,55 +6,122 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('charters', '0002_database_guards'),
-        ('gates', '0002_decision_immutable'),
+        ("charters", "0002_database_guards"),
+        ("gates", "0002_decision_immutable"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Scorecard',
+            name="Scorecard",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('final', 'Final')], default='draft', max_length=8)),
-                ('failure_modes', models.TextField(blank=True)),
-                ('conditions_of_use', models.TextField(blank=True)),
-                ('compensating_controls', models.TextField(blank=True)),
-                ('reevaluation_triggers', models.JSONField(blank=True, default=list)),
-                ('next_review_date', models.DateField(blank=True, null=True)),
-                ('content', models.JSONField(blank=True, null=True)),
-                ('canonical_json', models.TextField(blank=True)),
-                ('sha256', models.CharField(blank=True, max_length=64)),
-                ('signed_off_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('decision', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='scorecard', to='gates.decision')),
-                ('signed_off_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('use_case', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='scorecards', to='charters.usecase')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "Draft"), ("final", "Final")],
+                        default="draft",
+                        max_length=8,
+                    ),
+                ),
+                ("failure_modes", models.TextField(blank=True)),
+                ("conditions_of_use", models.TextField(blank=True)),
+                ("compensating_controls", models.TextField(blank=True)),
+                ("reevaluation_triggers", models.JSONField(blank=True, default=list)),
+                ("next_review_date", models.DateField(blank=True, null=True)),
+                ("content", models.JSONField(blank=True, null=True)),
+                ("canonical_json", models.TextField(blank=True)),
+                ("sha256", models.CharField(blank=True, max_length=64)),
+                ("signed_off_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "decision",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="scorecard",
+                        to="gates.decision",
+                    ),
+                ),
+                (
+                    "signed_off_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "use_case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="scorecards",
+                        to="charters.usecase",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
+                "ordering": ["-created_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='ReevaluationFlag',
+            name="ReevaluationFlag",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('new_configuration', 'New configuration σ version'), ('deviation', 'Charter deviation'), ('review_date', 'Next review date passed')], max_length=20)),
-                ('source', models.CharField(max_length=80)),
-                ('reason', models.CharField(max_length=400)),
-                ('raised_at', models.DateTimeField(auto_now_add=True)),
-                ('notified_at', models.DateTimeField(blank=True, null=True)),
-                ('scorecard', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reevaluation_flags', to='scorecards.scorecard')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("new_configuration", "New configuration σ version"),
+                            ("deviation", "Charter deviation"),
+                            ("review_date", "Next review date passed"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("source", models.CharField(max_length=80)),
+                ("reason", models.CharField(max_length=400)),
+                ("raised_at", models.DateTimeField(auto_now_add=True)),
+                ("notified_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "scorecard",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="reevaluation_flags",
+                        to="scorecards.scorecard",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['raised_at', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('scorecard', 'kind', 'source'), name='reevaluation_flag_once')],
+                "ordering": ["raised_at", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("scorecard", "kind", "source"), name="reevaluation_flag_once"
+                    )
+                ],
             },
         ),
     ]

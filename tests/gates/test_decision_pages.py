@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import replace
+from html import escape
 
 import pytest
 from django.test import Client
@@ -202,9 +203,9 @@ def test_the_decision_page_draws_bands_nu_profile_and_ei_band_with_the_metrics(w
     assert all(plot.lstrip().startswith("<?xml") and "<svg" in plot for plot in plots)
     bands, profile, ei = plots
     for metric in decision.record["gate"]["metrics"]:
-        # matplotlib writes each text as a comment beside its glyph paths
-        assert f"<!-- {metric['label']} -->" in bands
-        assert f"<!-- {metric['label']} -->" in profile
+        # labels are real SVG text (svg.fonttype "none"), selectable in the page and PDF
+        assert f">{escape(metric['label'])}</text>" in bands
+        assert f">{escape(metric['label'])}</text>" in profile
         assert metric["label"] == catalogue_metric(metric["id"]).name
     assert "EI 2.08" in ei and "EI_G -1.00" in ei
     assert "No value estimate was recorded with this decision." in html
@@ -319,8 +320,9 @@ def test_a_ppi_estimate_shows_the_human_only_and_judge_only_values_beside_it(wor
 def test_the_decision_page_reads_in_a_fixed_number_of_queries(world, django_assert_num_queries):
     decision = decide(world)
     client = browser(world.owner)
-    # session, user, use case, roles, the decision with its relations, informational metrics
-    with django_assert_num_queries(6):
+    # session, user, use case, roles, the decision with its relations and scorecard,
+    # informational metrics, σ's model's latest EGI result
+    with django_assert_num_queries(7):
         assert client.get(detail_url(world, decision)).status_code == 200
 
 

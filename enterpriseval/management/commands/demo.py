@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
@@ -49,6 +50,9 @@ class Command(BaseCommand):
         self.stdout.write("══ Blinded expert grading (simulated graders with known error rates) ══")
         grading = demo_grading(objects=objects, runs=judged, log=self.stdout.write)
         oversight = demo_oversight(objects=objects, runs=judged, log=self.stdout.write)
+        self.stdout.write("")
+        self.stdout.write("══ Model capability evidence (EGI-Bench: seed 000 roster) ══")
+        call_command("egi_load_roster", stdout=self.stdout)
         self.stdout.write("")
         self.stdout.write("══ Decisions on the evidence (estimates beside the planted truth) ══")
         decisions = demo_decisions(

@@ -1,0 +1,96 @@
+"""``make bench`` (scorecard part): how long a full scorecard takes to render.
+
+Builds the credit-memo example's grading world in a throw-away SQLite database, records a
+decision on the example's estimates, drafts, fills in and signs off its scorecard (every
+Table 11 field present), then times, over several repeats: the page (GET through Django's
+test client: content, plots, regulatory appendix, template), the PDF (WeasyPrint, tagged),
+and a draft's live assembly. Target (issue 7): a full scorecard renders in under 2 s.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "enterpriseval.test_settings")
+
+TARGET_S = 2.0
+REPEATS = 5
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["DATABASE_URL"] = f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.test import Client
+        from django.test.utils import setup_test_environment
+
+        setup_test_environment()
+        call_command("migrate", verbosity=0)
+        from enterpriseval.testing.grading import make_world
+        from enterpriseval.testing.scorecards import draft_scorecard, final_scorecard
+        from scorecards.report import scorecard_pdf
+        from scorecards.selectors import scorecard_content, scorecard_view
+
+        print("building the example world and a signed-off scorecard …", flush=True)
+        world = make_world()
+        final = final_scorecard(world)
+        client = Client()
+        client.force_login(world.reviewer)
+        url = f"/use-cases/{final.use_case.key}/scorecards/{final.pk}/"
+        pages = 0
+
+        def page() -> None:
+            nonlocal pages
+            response = client.get(url)
+            assert response.status_code == 200
+            pages = len(response.content)
+
+        sizes: dict[str, int] = {}
+
+        def pdf() -> None:
+            sizes["pdf"] = len(scorecard_pdf(scorecard_view(scorecard=final)))
+
+        from enterpriseval.testing.scorecards import recorded_decision
+
+        draft = draft_scorecard(world, recorded_decision(world, "llama-4", grade=False))
+
+        def assemble() -> None:
+            scorecard_content(scorecard=draft)
+
+        rows = []
+        failed = False
+        for name, work in (
+            ("scorecard page (web, final)", page),
+            ("scorecard PDF (WeasyPrint, tagged)", pdf),
+            ("draft content assembly (live)", assemble),
+        ):
+            work()  # warm-up: template loading, fonts, matplotlib
+            times = []
+            for _ in range(REPEATS):
+                started = time.perf_counter()
+                work()
+                times.append(time.perf_counter() - started)
+            median, worst = statistics.median(times), max(times)
+            verdict = "ok" if worst < TARGET_S else "SLOWER THAN TARGET"
+            failed |= worst >= TARGET_S
+            rows.append((name, median, worst, verdict))
+        for name, median, worst, verdict in rows:
+            print(
+                f"{name:<40} median {median * 1e3:7.0f} ms   worst {worst * 1e3:7.0f} ms   "
+                f"target < {TARGET_S:.0f} s: {verdict}"
+            )
+        print(f"page {pages / 1024:.0f} KiB, PDF {sizes['pdf'] / 1024:.0f} KiB")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
