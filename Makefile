@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard lint format
 
 setup: system-packages venv migrate
 
@@ -69,6 +69,7 @@ test-slow: venv
 bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
+	$(PY) -m bench.cases_scorecard
 
 # inspect_ai, the executor benchmark's peer, lives in its own environment (it pins boto3).
 .venv-inspect/.installed: bench/requirements-inspect.txt
@@ -77,6 +78,9 @@ bench: venv .venv-inspect/.installed
 	@touch $@
 
 # Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
+bench-scorecard: venv
+	$(PY) -m bench.cases_scorecard
+
 bench-import: venv
 	$(PY) -m bench.task_import_memory
 

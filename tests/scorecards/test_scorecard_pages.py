@@ -248,3 +248,20 @@ def test_the_list_page_shows_each_scorecards_state(world):
     assert response.status_code == 200
     assert page_url(final) in body
     assert ">final<" in body
+
+
+def test_the_evidence_pack_command_writes_a_scorecards_pack_that_verifies(world, tmp_path):
+    from django.core.management import call_command
+
+    scorecard = final_scorecard(world)
+    out = tmp_path / "pack.zip"
+    call_command(
+        "evidence_pack",
+        scorecard=scorecard.pk,
+        out=str(out),
+        actor="demo-reviewer",
+        stdout=io.StringIO(),
+    )
+    assert evidence_verify(out.read_bytes()).ok
+    with zipfile.ZipFile(out) as archive:
+        assert "scorecard.pdf" in archive.namelist()
