@@ -208,7 +208,7 @@ def decision_detail(*, decision: Decision) -> DecisionDetail:
         value_provenance=stored_value.get("provenance"),
         value_unavailable=stored_value.get("unavailable", ""),
         evidence=sorted(decision.evidence.items()),
-        plots=_plots(gate, value),
+        plots=decision_plots(gate, value),
     )
 
 
@@ -245,7 +245,8 @@ def _label(names: Mapping[str, Any], metric_id: str) -> str:
     return names[metric_id].name if metric_id in names else metric_id
 
 
-def _plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
+def decision_plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
+    """Return a decision's plots: estimates against θout/θin, ν, EI band, value interval."""
     plots = [
         Plot(
             "Metric estimates against their thresholds",

@@ -29,10 +29,8 @@ from charters.models import Deviation, Membership, Role, UseCase
 from charters.models.charters import Treatment
 from charters.permissions import use_case_for_unblinded
 from gates.models import Decision
-from gates.plots import nu_profile_svg, threshold_bands_svg
-from gates.plots_decision import ei_band_svg, value_interval_svg
 from gates.report import svg_data_uri
-from gates.selectors import gate_result_from_dict, value_estimate_from_dict
+from gates.selectors import Plot, decision_plots, gate_result_from_dict, value_estimate_from_dict
 from grading.rubric import RUBRIC_VERSION
 from metrics.catalogue import catalogue
 from metrics.estimate import MetricEstimate
@@ -747,13 +745,6 @@ def _artefact_dict(ref: ArtefactRef) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Plot:
-    title: str
-    uri: str
-    alt: str
-
-
-@dataclass(frozen=True)
 class FieldRow:
     key: str
     label: str
@@ -942,38 +933,12 @@ def _plots_cached(content: Mapping[str, Any], digest: str, decision: Decision) -
 
 
 def content_plots(content: Mapping[str, Any], *, decision: Decision) -> list[Plot]:
-    """Return the scorecard's plots: thresholds, ν, EI band, value interval, pass^k by k."""
-    gate = gate_result_from_dict(decision.record["gate"])
-    plots = [
-        Plot(
-            "Metric estimates with CIs against the θout/θin bands",
-            svg_data_uri(threshold_bands_svg(gate)),
-            "Each gated metric's estimate and confidence interval against its Reject, "
-            "Conditional and Scale zones",
-        ),
-        Plot(
-            "ν profile",
-            svg_data_uri(nu_profile_svg([gate])),
-            "Normalised score ν of each gated metric on the conservative bound",
-        ),
-    ]
-    if gate.ei is not None:
-        plots.append(
-            Plot(
-                "EI and EI_G with the weight-sensitivity band",
-                svg_data_uri(ei_band_svg(gate)),
-                "EI and EI_G on the ν scale over the weight-sensitivity band",
-            )
-        )
-    value = value_estimate_from_dict(decision.record.get("value"))
-    if value is not None:
-        plots.append(
-            Plot(
-                f"V_annual interval ({value.label})",
-                svg_data_uri(value_interval_svg(value)),
-                f"V_annual point value and {value.level:.0%} interval",
-            )
-        )
+    """Return the scorecard's plots: the decision's (thresholds, ν, EI band, value interval)
+    and pass^k by k."""
+    plots = decision_plots(
+        gate_result_from_dict(decision.record["gate"]),
+        value_estimate_from_dict(decision.record.get("value")),
+    )
     pass_k = content["reliability"].get("pass_k") or {}
     if any((row or {}).get("point") is not None for row in pass_k.values()):
         plots.append(

@@ -194,11 +194,11 @@ def test_the_view_has_three_things_to_know_and_every_plot(world):
     )
     titles = [plot.title for plot in view.plots]
     assert titles[:3] == [
-        "Metric estimates with CIs against the θout/θin bands",
+        "Metric estimates against their thresholds",
         "ν profile",
-        "EI and EI_G with the weight-sensitivity band",
+        "Efficacy Index and its weight-sensitivity band",
     ]
-    assert titles[3].startswith("V_annual interval")
+    assert titles[3] == "Value interval (estimated)"
     assert titles[4] == "pass^k by k"
     kinds = {row.kind for row in view.appendix}
     assert "scorecard" in kinds and "charter" in kinds
