@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard docs-previews lint format
 
 setup: system-packages venv migrate
 
@@ -78,6 +78,14 @@ bench: venv .venv-inspect/.installed
 	@touch $@
 
 # Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
+# PNG previews of the first two pages of the demo's scorecard PDFs (run `make demo` first).
+docs-previews:
+	@for sigma in gemini-2-5 llama-4; do \
+	  pdftoppm -png -r 80 -f 1 -l 2 out/credit_memo_$${sigma}_scorecard.pdf out/preview-$${sigma} && \
+	  mv out/preview-$${sigma}-01.png docs/scorecard-$${sigma}-page-1.png && \
+	  mv out/preview-$${sigma}-02.png docs/scorecard-$${sigma}-page-2.png; \
+	done; ls docs/scorecard-*-page-*.png
+
 bench-scorecard: venv
 	$(PY) -m bench.cases_scorecard
 
