@@ -42,12 +42,14 @@ demo: venv
 # The web app on 127.0.0.1:8000 with a Celery worker beside it (filesystem broker by default).
 serve: venv
 	@$(PY) manage.py demo_logins
-	@$(VENV)/bin/celery -A enterpriseval worker --loglevel=INFO --concurrency=2 & worker=$$!; \
+	@mkdir -p var && $(VENV)/bin/celery -A enterpriseval worker --beat --schedule var/celerybeat-schedule --loglevel=INFO --concurrency=2 & worker=$$!; \
 	trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 
+# A worker with the beat scheduler inside (the daily review-date check of SPEC §7).
 worker: venv
-	$(VENV)/bin/celery -A enterpriseval worker --loglevel=INFO --concurrency=2
+	@mkdir -p var
+	$(VENV)/bin/celery -A enterpriseval worker --beat --schedule var/celerybeat-schedule --loglevel=INFO --concurrency=2
 
 # The test command: static checks, then the whole suite on SQLite and again on PostgreSQL.
 test: static test-sqlite test-postgres

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
@@ -230,6 +231,28 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
+# `celery -A enterpriseval beat` (or a worker with -B) runs these.
+CELERY_BEAT_SCHEDULE = {
+    # SPEC §7: a final scorecard past its next review date needs re-evaluation.
+    "scorecards-review-dates": {
+        "task": "scorecards.review_dates_check",
+        "schedule": crontab(hour=6, minute=0),
+    },
+}
+
+# E-mail (re-evaluation notices, SPEC §7). EMAIL_URL as django-environ reads it, e.g.
+# smtp+tls://user:password@mail.example.com:587; unset, mail is printed to the console
+# (production: SMTP on localhost:25). Links in e-mails start with ENTERPRISEVAL_SITE_URL.
+_email = env.email_url(
+    "EMAIL_URL", default="smtp://localhost:25" if PRODUCTION else "consolemail://"
+)
+globals().update({name: value for name, value in _email.items() if value is not None})
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="enterpriseval@localhost")
+ENTERPRISEVAL_SITE_URL = env.str("ENTERPRISEVAL_SITE_URL", default="http://127.0.0.1:8000")
+
+# Regulatory mapping packs of the scorecard appendix (SPEC §7): a compliance team may point
+# this at its own copy of scorecards/packs/ (docs/regulatory-packs.md); unset, the shipped packs.
+SCORECARD_PACK_DIR = env.str("SCORECARD_PACK_DIR", default="") or None
 
 if MODE == "test":
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -37,6 +37,7 @@ from charters.models import (
 from charters.models.charters import SIGNING_ROLES
 from charters.permissions import require_role, user_roles
 from charters.selectors.charters import charter_document_build
+from charters.signals import deviation_recorded
 from charters.validation import charter_validate
 from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
 
@@ -292,13 +293,16 @@ def charter_revise(*, actor: AbstractBaseUser, charter: Charter, reason: str) ->
         "reason": reason,
     }
     if first is not None:
-        Deviation.objects.create(charter=revision, previous=source, reason=reason, created_by=actor)
+        deviation = Deviation.objects.create(
+            charter=revision, previous=source, reason=reason, created_by=actor
+        )
         audit_record(
             actor=actor,
             action="charter.deviation",
             target=revision,
             payload=payload | {"first_unblinded_at": first.occurred_at.isoformat()},
         )
+        deviation_recorded.send(sender=Deviation, deviation=deviation, actor=actor)
     else:
         audit_record(actor=actor, action="charter.revise", target=revision, payload=payload)
     return revision
@@ -348,6 +352,7 @@ def charter_deviation_record(
             "reason": reason,
         },
     )
+    deviation_recorded.send(sender=Deviation, deviation=deviation, actor=actor)
     return deviation
 
 

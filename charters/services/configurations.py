@@ -12,6 +12,7 @@ from charters.configurations import ConfigurationInvalid, configuration_load
 from charters.models import Configuration, Stage, UseCase
 from charters.selectors.configurations import configuration_latest
 from charters.services.use_cases import use_case_advance
+from charters.signals import configuration_registered
 from enterpriseval.errors import ConflictError, ServiceError
 
 NAME_PATTERN = re.compile(r"^[-a-zA-Z0-9_]{1,80}$")
@@ -97,4 +98,5 @@ def configuration_upload(
         stage=Stage.CONFIGURE,
         note=f"σ {name} v{next_version} frozen",
     )
+    configuration_registered.send(sender=Configuration, configuration=configuration, actor=actor)
     return configuration

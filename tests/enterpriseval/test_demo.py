@@ -16,6 +16,9 @@ from examples.credit_memo import generate
 from gates.models import Decision
 from grading.models import Adjudication, GradingSession, OversightStudy
 from runs.models import JudgeScore, Run, Unit
+from scorecards.evidence import evidence_verify
+from scorecards.fields import TABLE_11
+from scorecards.models import Scorecard, ScorecardStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "credit_memo"
@@ -104,11 +107,27 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert gemini.split()[2:5] == ["Conditional", "guidance_recall", "2.45"]
     assert llama.split()[2:5] == ["Scale", "hallucination_rate", "2.59"]
 
-    # One decision PDF per model, read back.
+    # One decision PDF per model (Table 4), and per σ a scorecard PDF and its evidence pack.
     assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "credit_memo_gemini-2-5_scorecard.pdf",
+        "credit_memo_gemini-2-5_scorecard_evidence.zip",
         "credit_memo_gemini-2.5_decision.pdf",
         "credit_memo_llama-4_decision.pdf",
+        "credit_memo_llama-4_scorecard.pdf",
+        "credit_memo_llama-4_scorecard_evidence.zip",
     ]
+    for sigma in ("gemini-2-5", "llama-4"):
+        scorecard = Scorecard.objects.get(decision__configuration__name=sigma)
+        assert scorecard.status == ScorecardStatus.FINAL
+        assert scorecard.content["missing"] == []
+        pages, text = pdf_text(tmp_path / f"credit_memo_{sigma}_scorecard.pdf")
+        flat = " ".join(text.split())
+        for number, (_key, label) in enumerate(TABLE_11, 1):
+            assert f"{number}. {label}" in flat, label
+        assert scorecard.sha256 in text.replace(" ", "").replace("\n", "")
+        pack = (tmp_path / f"credit_memo_{sigma}_scorecard_evidence.zip").read_bytes()
+        assert evidence_verify(pack).ok
+        assert f"scorecard {scorecard.pk} final" in output
     for model, name, point_decision, point_ei in (
         ("gemini-2.5", "Gemini 2.5", "Conditional", "2.45"),
         ("llama-4", "Llama 4", "Scale", "2.59"),
@@ -124,12 +143,16 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         digest = hashlib.sha256((EXAMPLE / f"{model}.yaml").read_bytes()).hexdigest()
         assert digest in text.replace(" ", "")
 
-    # The audit log verifies, and a second run adds nothing.
+    # The audit log verifies, and a second run adds nothing but the record of writing each
+    # σ's evidence pack again (building a pack is an audited event).
     assert "audit log OK" in output
-    entries = AuditEntry.objects.count()
+    entries = AuditEntry.objects.exclude(action="evidence_pack.build").count()
+    packs = AuditEntry.objects.filter(action="evidence_pack.build").count()
     scores = JudgeScore.objects.count()
     run_demo(tmp_path)
-    assert AuditEntry.objects.count() == entries
+    assert AuditEntry.objects.exclude(action="evidence_pack.build").count() == entries
+    assert AuditEntry.objects.filter(action="evidence_pack.build").count() == packs + 2
+    assert Scorecard.objects.count() == 2
     assert Charter.objects.count() == 1 and Configuration.objects.count() == 2
     assert TaskSet.objects.count() == 1
     assert Run.objects.count() == 2

@@ -216,3 +216,22 @@ def test_a_decision_without_a_value_estimate_keeps_the_scorecard_draft(world):
     with pytest.raises(ConflictError, match="the charter gives no value inputs"):
         scorecard_sign_off(actor=world.reviewer, scorecard=scorecard)
     assert Scorecard.objects.get(pk=scorecard.pk).status == ScorecardStatus.DRAFT
+
+
+def test_a_compliance_teams_pack_folder_is_used_without_a_release(world, settings, tmp_path):
+    import shutil
+
+    from scorecards.regulatory import DEFAULT_PACK_DIR
+
+    folder = tmp_path / "packs"
+    shutil.copytree(DEFAULT_PACK_DIR, folder)
+    pack = folder / "sr-11-7.yaml"
+    pack.write_text(
+        pack.read_text(encoding="utf-8").replace('version: "2026.1"', 'version: "2026.2"'),
+        encoding="utf-8",
+    )
+    settings.SCORECARD_PACK_DIR = str(folder)
+    content = scorecard_content(scorecard=draft_scorecard(world))
+    versions = {p["id"]: p["version"] for p in content["packs"]}
+    assert versions["sr-11-7"] == "2026.2"
+    assert versions["eu-ai-act"] == "2026.1"
