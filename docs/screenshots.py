@@ -6,7 +6,8 @@
 
 Signs in as the demo grader, owner, reviewer and adjudicator in Debian's Chromium and saves
 the grading workspace, the agreement dashboard, the oversight results, a decision and the
-comparison of both σ, and the adjudication queue and item.
+comparison of both σ, a scorecard, the use-case lifecycle, the EGI-Bench roster, and the
+adjudication queue and item.
 """
 
 from __future__ import annotations
@@ -74,6 +75,13 @@ def main(base: str) -> None:
         ids = [href.rstrip("/").rsplit("/", 1)[-1] for href in decisions[:2]]
         page.goto(f"{base}/use-cases/{KEY}/decisions/compare/?a={ids[0]}&b={ids[1]}")
         page.screenshot(path=HERE / "screenshot-decision-comparison.png", full_page=True)
+        page.goto(f"{base}/use-cases/{KEY}/scorecards/")
+        page.goto(first_link(page, rf"/use-cases/{KEY}/scorecards/\d+/$"))
+        page.screenshot(path=HERE / "screenshot-scorecard.png", full_page=False)
+        page.goto(f"{base}/use-cases/{KEY}/")
+        page.screenshot(path=HERE / "screenshot-use-case-lifecycle.png", full_page=False)
+        page.goto(f"{base}/benchmarks/")
+        page.screenshot(path=HERE / "screenshot-egi-roster.png", full_page=True)
 
         sign_in(page, base, "demo-adjudicator")
         page.goto(session + "adjudication/")

@@ -25,7 +25,7 @@ BOUND = "#c5221f"
 def figure_svg(figure: Figure) -> str:
     """Return the figure as an SVG document whose labels are real text, not glyph outlines.
 
-    Real text is selectable and searchable in the PDF, smaller, and quicker to draw.
+    Real text is selectable and searchable in the page and PDF, and smaller.
     """
     buffer = io.StringIO()
     with rc_context({"svg.fonttype": "none"}):

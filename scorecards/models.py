@@ -22,6 +22,8 @@ class Scorecard(models.Model):
     is read from the decision and what it rests on. Sign-off by a second-line reviewer freezes
     the whole content into ``content`` (with its canonical JSON and SHA-256): from then on the
     row is immutable (service, API and admin refuse; a database trigger is the last line).
+    The PDF rendered at sign-off is kept with it (``pdf``, ``pdf_sha256``): the document the
+    reviewer signed, served as it was and packed into the evidence pack.
     A final scorecard that has gone stale keeps its content and gains
     :class:`ReevaluationFlag` rows, which make it read "re-evaluation required".
     """
@@ -39,6 +41,8 @@ class Scorecard(models.Model):
     content = models.JSONField(null=True, blank=True)
     canonical_json = models.TextField(blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
+    pdf = models.BinaryField(null=True, blank=True, editable=False)
+    pdf_sha256 = models.CharField(max_length=64, blank=True)
     signed_off_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,

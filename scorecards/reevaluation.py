@@ -155,6 +155,7 @@ def review_dates_flag(*, today: dt.date | None = None) -> list[ReevaluationFlag]
         Scorecard.objects.filter(status=ScorecardStatus.FINAL, next_review_date__lt=today)
         .exclude(Exists(flagged))
         .select_related("use_case")
+        .defer("pdf", "content", "canonical_json")
         .order_by("next_review_date", "pk")
     )
     raised = []
@@ -215,6 +216,7 @@ def _final_scorecards(use_case_id: int) -> list[Scorecard]:
     return list(
         Scorecard.objects.filter(use_case_id=use_case_id, status=ScorecardStatus.FINAL)
         .select_related("use_case", "decision__configuration")
+        .defer("pdf", "content", "canonical_json")
         .order_by("pk")
     )
 
@@ -247,9 +249,11 @@ def _notify(flag_id: int) -> bool:
     )
     if flag is None:
         return False
-    scorecard = Scorecard.objects.select_related(
-        "use_case", "decision__configuration", "signed_off_by"
-    ).get(pk=flag.scorecard_id)
+    scorecard = (
+        Scorecard.objects.select_related("use_case", "decision__configuration", "signed_off_by")
+        .defer("pdf", "content", "canonical_json")
+        .get(pk=flag.scorecard_id)
+    )
     recipients = notification_recipients(use_case_id=scorecard.use_case_id)
     if not recipients:
         logger.warning(

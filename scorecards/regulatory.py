@@ -480,3 +480,47 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One artefact of the scorecard with the clauses of each pack it evidences.
+
+    ``clauses[i]`` lists the clause ids of the i-th pack (in the order given to
+    :func:`mapping_matrix`) whose entries name this artefact's kind; empty when none does.
+    """
+
+    kind: str
+    title: str
+    url: str
+    sha256: str
+    missing: str
+    clauses: tuple[tuple[str, ...], ...]
+
+
+def mapping_matrix(
+    packs: Sequence[RegulatoryPack], artefacts: Mapping[str, ArtefactRef]
+) -> list[MatrixRow]:
+    """Return seed 003 Table 10 for this scorecard: artefact kinds × packs → clause ids.
+
+    One row per artefact kind (in :data:`ARTEFACT_KINDS` order) that at least one pack maps,
+    with its link and SHA-256 (or why it is missing), and per pack the clause ids it
+    evidences, in the pack's entry order.
+    """
+    rows = []
+    for kind, description in ARTEFACT_KINDS.items():
+        clauses = tuple(
+            tuple(entry.clause for entry in pack.entries if kind in entry.artefacts)
+            for pack in packs
+        )
+        if not any(clauses):
+            continue
+        ref = artefacts.get(kind)
+        if ref is None:
+            title, url, sha256, missing = description, "", "", NO_ARTEFACT
+        elif not ref.sha256:
+            title, url, sha256, missing = ref.title or description, "", "", ref.missing or NO_HASH
+        else:
+            title, url, sha256, missing = ref.title, ref.url, ref.sha256, ""
+        rows.append(MatrixRow(kind, title, url, sha256, missing, clauses))
+    return rows

@@ -42,9 +42,11 @@ from scorecards.plots import pass_k_svg
 from scorecards.regulatory import (
     DEFAULT_PACK_DIR,
     AppendixRow,
+    MatrixRow,
     RegulatoryPack,
     appendix_rows,
     load_packs,
+    mapping_matrix,
     packs_used,
 )
 
@@ -94,6 +96,7 @@ def scorecard_get(*, use_case: UseCase, pk: int) -> Scorecard | None:
             "decision__created_by",
             "signed_off_by",
         )
+        .defer("pdf")
         .first()
     )
 
@@ -103,6 +106,7 @@ def scorecard_list(*, use_case: UseCase) -> list[Scorecard]:
     return list(
         Scorecard.objects.filter(use_case=use_case)
         .select_related("decision__configuration", "signed_off_by")
+        .defer("pdf", "content", "canonical_json")
         .prefetch_related("reevaluation_flags")
         .order_by("-created_at", "-pk")
     )
@@ -752,26 +756,6 @@ class FieldRow:
 
 
 @dataclass(frozen=True)
-class AppendixClause:
-    """One clause of a pack with the artefact rows that evidence it."""
-
-    clause: str
-    title: str
-    requirement: str
-    evidence: str
-    rows: list[AppendixRow]
-
-
-@dataclass(frozen=True)
-class AppendixPack:
-    id: str
-    title: str
-    version: str
-    sha256: str
-    clauses: list[AppendixClause]
-
-
-@dataclass(frozen=True)
 class ScorecardView:
     """Everything the scorecard page and PDF show (the same content for both)."""
 
@@ -783,32 +767,17 @@ class ScorecardView:
     fields: list[FieldRow]
     missing: list[MissingField]
     must_know: list[str]
-    plots: list[Plot]
     appendix: list[AppendixRow]
     artefacts: list[ArtefactRef]
 
+    matrix: list[MatrixRow]
+    packs: tuple[RegulatoryPack, ...]
+
     @property
-    def appendix_packs(self) -> list[AppendixPack]:
-        """The appendix grouped by pack and clause, in the packs' order."""
-        titles = {pack["id"]: pack for pack in self.content.get("packs", [])}
-        packs: dict[str, AppendixPack] = {}
-        for row in self.appendix:
-            pack = packs.get(row.pack_id)
-            if pack is None:
-                info = titles.get(row.pack_id, {})
-                pack = packs[row.pack_id] = AppendixPack(
-                    row.pack_id,
-                    info.get("title", row.pack_id),
-                    row.pack_version,
-                    info.get("sha256", ""),
-                    [],
-                )
-            if not pack.clauses or pack.clauses[-1].clause != row.clause:
-                pack.clauses.append(
-                    AppendixClause(row.clause, row.clause_title, row.requirement, row.evidence, [])
-                )
-            pack.clauses[-1].rows.append(row)
-        return list(packs.values())
+    def plots(self) -> list[Plot]:
+        """The plots (SVG with real text), drawn on first use, then cached per content hash
+        so the page and the PDF draw them once between them."""
+        return plots_for(self.content, self.sha256, self.scorecard.decision)
 
 
 def scorecard_view(*, scorecard: Scorecard) -> ScorecardView:
@@ -839,9 +808,10 @@ def scorecard_view(*, scorecard: Scorecard) -> ScorecardView:
         fields=[FieldRow(key, label, by_field.get(key, [])) for key, label in TABLE_11],
         missing=missing,
         must_know=must_know(content),
-        plots=_plots_cached(content, digest, scorecard.decision),
         appendix=appendix_rows(packs, artefacts),
         artefacts=list(artefacts.values()),
+        matrix=mapping_matrix(packs, artefacts),
+        packs=packs,
     )
 
 
@@ -921,7 +891,7 @@ def _fmt(value: Any) -> str:
     )
 
 
-def _plots_cached(content: Mapping[str, Any], digest: str, decision: Decision) -> list[Plot]:
+def plots_for(content: Mapping[str, Any], digest: str, decision: Decision) -> list[Plot]:
     """Return the content's plots, drawn once per content hash (the plots depend on nothing
     else: the content and the decision record it was assembled from)."""
     key = f"scorecard-plots:{decision.sha256}:{digest}"

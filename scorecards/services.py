@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -190,17 +191,48 @@ def scorecard_sign_off(*, actor: AbstractBaseUser, scorecard: Scorecard) -> Scor
     locked.signed_off_by = actor
     locked.signed_off_at = now
     locked.status = ScorecardStatus.FINAL
+    # The signed document itself, rendered before the one save (a final row cannot change).
+    locked.pdf = signed_pdf(locked)
+    locked.pdf_sha256 = hashlib.sha256(locked.pdf).hexdigest()
     locked.save()
     audit_record(
         actor=actor,
         action="scorecard.sign_off",
         target=locked,
-        payload={"sha256": locked.sha256, "decision_sha256": locked.decision.sha256},
+        payload={
+            "sha256": locked.sha256,
+            "decision_sha256": locked.decision.sha256,
+            "pdf_sha256": locked.pdf_sha256,
+        },
     )
     use_case_advance(
         actor=actor, use_case=use_case, stage=Stage.DECIDE, note=f"scorecard {locked.pk} signed off"
     )
     return locked
+
+
+def signed_pdf(scorecard: Scorecard) -> bytes:
+    """Render the PDF of a scorecard about to be final, its links to the site's address."""
+    from scorecards.report import scorecard_pdf
+    from scorecards.selectors import scorecard_view
+
+    return scorecard_pdf(
+        scorecard_view(scorecard=scorecard), base_url=settings.ENTERPRISEVAL_SITE_URL.rstrip("/")
+    )
+
+
+def scorecard_pdf_bytes(*, scorecard: Scorecard, base_url: str = "") -> bytes:
+    """Return the scorecard's PDF: as signed, for a final scorecard that has not gone stale;
+    rendered now otherwise (a draft, or a final one whose re-evaluation notice it must show).
+    """
+    from scorecards.report import scorecard_pdf
+    from scorecards.selectors import scorecard_view
+
+    if scorecard.status == ScorecardStatus.FINAL and not scorecard.reevaluation_flags.exists():
+        stored = Scorecard.objects.filter(pk=scorecard.pk).values_list("pdf", flat=True).first()
+        if stored:
+            return bytes(stored)
+    return scorecard_pdf(scorecard_view(scorecard=scorecard), base_url=base_url)
 
 
 def scorecard_sha256(*, scorecard: Scorecard) -> str:
@@ -358,7 +390,8 @@ def scorecard_evidence_pack(
 ) -> bytes:
     """Return the scorecard's evidence pack: the decision's pack plus the PDF and content.
 
-    Members beyond the decision's: ``scorecard.pdf`` (as the committee reads it) and
+    Members beyond the decision's: ``scorecard.pdf`` (a final scorecard's: the PDF as signed;
+    a draft's: rendered now) and
     ``scorecard.json`` (the content in canonical JSON; for a final scorecard the frozen
     content whose SHA-256 is in every page footer). The audit extract runs through the
     scorecard's sign-off when it is final.
@@ -367,6 +400,11 @@ def scorecard_evidence_pack(
     from scorecards.selectors import scorecard_view
 
     view = scorecard_view(scorecard=scorecard)
+    if scorecard.status == ScorecardStatus.FINAL:
+        stored = Scorecard.objects.filter(pk=scorecard.pk).values_list("pdf", flat=True).first()
+        pdf = bytes(stored) if stored else scorecard_pdf(view, base_url=base_url)
+    else:
+        pdf = scorecard_pdf(view, base_url=base_url)
     content_json = canonical_json(
         {"sha256": view.sha256, "state": view.state, "content": view.content}
     )
@@ -385,7 +423,7 @@ def scorecard_evidence_pack(
         decision=scorecard.decision,
         actor=actor,
         extra_files={
-            "scorecard.pdf": scorecard_pdf(view, base_url=base_url),
+            "scorecard.pdf": pdf,
             "scorecard.json": content_json.encode("utf-8"),
         },
         audit_through=through,

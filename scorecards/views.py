@@ -10,7 +10,6 @@ from django.views.decorators.http import require_POST
 from enterpriseval.errors import ServiceError
 from gates.selectors import decision_get
 from scorecards.models import Scorecard
-from scorecards.report import scorecard_pdf
 from scorecards.selectors import (
     scorecard_get,
     scorecard_list,
@@ -22,6 +21,7 @@ from scorecards.services import (
     EDITABLE_FIELDS,
     scorecard_create,
     scorecard_evidence_pack,
+    scorecard_pdf_bytes,
     scorecard_sign_off,
     scorecard_update,
     user_may_edit,
@@ -115,7 +115,7 @@ def scorecard_sign_off_view(request: HttpRequest, key: str, pk: int) -> HttpResp
 def scorecard_pdf_view(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     scorecard = _scorecard(request, key, pk)
     base = request.build_absolute_uri("/").rstrip("/")
-    pdf = scorecard_pdf(scorecard_view(scorecard=scorecard), base_url=base)
+    pdf = scorecard_pdf_bytes(scorecard=scorecard, base_url=base)
     response = HttpResponse(pdf, content_type="application/pdf")
     name = f"scorecard-{scorecard.use_case.key}-{scorecard.pk}.pdf"
     response["Content-Disposition"] = f'inline; filename="{name}"'

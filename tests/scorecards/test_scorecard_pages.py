@@ -265,3 +265,35 @@ def test_the_evidence_pack_command_writes_a_scorecards_pack_that_verifies(world,
     assert evidence_verify(out.read_bytes()).ok
     with zipfile.ZipFile(out) as archive:
         assert "scorecard.pdf" in archive.namelist()
+
+
+def test_the_signed_pdf_is_kept_and_served_as_signed_until_the_scorecard_goes_stale(world):
+    import hashlib
+
+    from audit.models import AuditEntry
+    from scorecards.reevaluation import reevaluation_flag_raise
+
+    scorecard = final_scorecard(world)
+    stored = bytes(Scorecard.objects.values_list("pdf", flat=True).get(pk=scorecard.pk))
+    assert hashlib.sha256(stored).hexdigest() == scorecard.pdf_sha256
+    entry = AuditEntry.objects.get(action="scorecard.sign_off")
+    assert entry.payload["pdf_sha256"] == scorecard.pdf_sha256
+    client = client_for(world.reviewer)
+    assert client.get(page_url(scorecard, "scorecard.pdf")).content == stored
+    pack = client.get(page_url(scorecard, "evidence.zip")).content
+    with zipfile.ZipFile(io.BytesIO(pack)) as archive:
+        assert archive.read("scorecard.pdf") == stored
+    # Stale: the PDF is rendered again and says why, first thing.
+    reevaluation_flag_raise(
+        scorecard=scorecard,
+        kind="review_date",
+        source="review_date:2027-03-31",
+        reason="Next review date 2027-03-31 passed",
+        actor=None,
+    )
+    fresh = client.get(page_url(scorecard, "scorecard.pdf")).content
+    assert fresh != stored
+    _reader, pages = pdf_text(fresh)
+    assert "Re-evaluation required" in pages[0]
+    assert "Next review date 2027-03-31 passed" in flat(pages[0])
+    assert "re-evaluation required" in pages[0]
