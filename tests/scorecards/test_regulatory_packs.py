@@ -470,3 +470,31 @@ def test_packs_used_lists_id_title_version_and_file_hash(tmp_path):
     assert packs_used([pack]) == [
         {"id": "test-fw", "title": "Test framework", "version": "1.0", "sha256": pack.sha256}
     ]
+
+
+def test_the_mapping_matrix_is_table_10_for_the_scorecards_artefacts():
+    from scorecards.artefacts import ArtefactRef
+    from scorecards.regulatory import load_packs, mapping_matrix
+
+    packs = load_packs()
+    artefacts = {
+        "charter": ArtefactRef("charter", "Charter v1", "/c/", "a" * 64),
+        "oversight_study": ArtefactRef("oversight_study", "Study", "", "", "no oversight study"),
+    }
+    rows = {row.kind: row for row in mapping_matrix(packs, artefacts)}
+    ids = [pack.id for pack in packs]
+    charter = rows["charter"]
+    assert (charter.title, charter.url, charter.sha256, charter.missing) == (
+        "Charter v1",
+        "/c/",
+        "a" * 64,
+        "",
+    )
+    assert len(charter.clauses) == len(packs)
+    for pack, clauses in zip(packs, charter.clauses, strict=True):
+        assert list(clauses) == [e.clause for e in pack.entries if "charter" in e.artefacts]
+    assert "Art. 9" in charter.clauses[ids.index("eu-ai-act")]
+    assert rows["oversight_study"].missing == "no oversight study"
+    assert rows["decision"].missing  # not given: reported missing, never blank
+    every_kind = {kind for pack in packs for entry in pack.entries for kind in entry.artefacts}
+    assert set(rows) == every_kind
