@@ -82,11 +82,10 @@ bench: venv .venv-inspect/.installed
 # Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
 # PNG previews of the first two pages of the demo's scorecard PDFs (run `make demo` first).
 docs-previews:
-	@for sigma in gemini-2-5 llama-4; do \
-	  pdftoppm -png -r 80 -f 1 -l 2 out/credit_memo_$${sigma}_scorecard.pdf out/preview-$${sigma} && \
-	  mv out/preview-$${sigma}-01.png docs/scorecard-$${sigma}-page-1.png && \
-	  mv out/preview-$${sigma}-02.png docs/scorecard-$${sigma}-page-2.png; \
-	done; ls docs/scorecard-*-page-*.png
+	@for sigma in gemini-2-5 llama-4; do for page in 1 2; do \
+	  pdftoppm -png -r 80 -f $$page -l $$page -singlefile out/credit_memo_$${sigma}_scorecard.pdf \
+	    docs/scorecard-$${sigma}-page-$$page || exit 1; \
+	done; done; ls docs/scorecard-*-page-*.png
 
 bench-scorecard: venv
 	$(PY) -m bench.cases_scorecard
