@@ -26,7 +26,7 @@ from grading.selectors.sessions import session_grade_rows
 from runs.models import JudgeScore
 from scorecards.evidence import DECISION_MEMBER, evidence_zip
 from scorecards.models import Scorecard, ScorecardStatus
-from scorecards.selectors import assemble_content, content_sha256
+from scorecards.selectors import assemble_content
 
 #: Who may draft a scorecard and write its committee fields.
 EDIT_ROLES = (Role.CHARTER_OWNER, Role.REVIEWER)
@@ -228,18 +228,18 @@ def scorecard_pdf_bytes(*, scorecard: Scorecard, base_url: str = "") -> bytes:
     from scorecards.report import scorecard_pdf
     from scorecards.selectors import scorecard_view
 
-    if scorecard.status == ScorecardStatus.FINAL and not scorecard.reevaluation_flags.exists():
-        stored = Scorecard.objects.filter(pk=scorecard.pk).values_list("pdf", flat=True).first()
-        if stored:
-            return bytes(stored)
+    stored = _kept_pdf(scorecard)
+    if stored is not None and not scorecard.reevaluation_flags.exists():
+        return stored
     return scorecard_pdf(scorecard_view(scorecard=scorecard), base_url=base_url)
 
 
-def scorecard_sha256(*, scorecard: Scorecard) -> str:
-    """Return the scorecard's SHA-256: stored when final, of the current content otherwise."""
-    if scorecard.status == ScorecardStatus.FINAL:
-        return scorecard.sha256
-    return content_sha256(assemble_content(scorecard=scorecard))
+def _kept_pdf(scorecard: Scorecard) -> bytes | None:
+    """Return the PDF kept at sign-off, or ``None`` for a draft (the field is deferred)."""
+    if scorecard.status != ScorecardStatus.FINAL:
+        return None
+    stored = Scorecard.objects.filter(pk=scorecard.pk).values_list("pdf", flat=True).first()
+    return bytes(stored) if stored else None
 
 
 def user_may_edit(user: AbstractBaseUser, scorecard: Scorecard) -> bool:
@@ -400,11 +400,7 @@ def scorecard_evidence_pack(
     from scorecards.selectors import scorecard_view
 
     view = scorecard_view(scorecard=scorecard)
-    if scorecard.status == ScorecardStatus.FINAL:
-        stored = Scorecard.objects.filter(pk=scorecard.pk).values_list("pdf", flat=True).first()
-        pdf = bytes(stored) if stored else scorecard_pdf(view, base_url=base_url)
-    else:
-        pdf = scorecard_pdf(view, base_url=base_url)
+    pdf = _kept_pdf(scorecard) or scorecard_pdf(view, base_url=base_url)
     content_json = canonical_json(
         {"sha256": view.sha256, "state": view.state, "content": view.content}
     )

@@ -40,14 +40,12 @@ def _scorecard(request: HttpRequest, key: str, pk: int) -> Scorecard:
 @login_required
 def scorecard_list_page(request: HttpRequest, key: str) -> HttpResponse:
     use_case = scorecard_use_case_for(request.user, key)
-    rows = [
-        {
-            "scorecard": scorecard,
-            "flags": list(scorecard.reevaluation_flags.all()),
-            "state": scorecard_state(scorecard, list(scorecard.reevaluation_flags.all())),
-        }
-        for scorecard in scorecard_list(use_case=use_case)
-    ]
+    rows = []
+    for scorecard in scorecard_list(use_case=use_case):
+        flags = list(scorecard.reevaluation_flags.all())
+        rows.append(
+            {"scorecard": scorecard, "flags": flags, "state": scorecard_state(scorecard, flags)}
+        )
     return render(request, "scorecards/scorecard_list.html", {"use_case": use_case, "rows": rows})
 
 

@@ -10,7 +10,8 @@ from charters.models import Charter
 from gates.algorithm import gate_evaluate
 from gates.decision_file import load_decision_file
 from gates.models import Decision
-from gates.services import decision_record, gate_input_for
+from gates.services import decision_record, gate_input_for, grades_digest
+from grading.models import GradingSession
 from metrics.estimate import MetricEstimate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "credit_memo"
@@ -44,8 +45,12 @@ def decide(
     estimates: Sequence[MetricEstimate] | None = None,
     value: Mapping[str, Any] | None = None,
     charter: Charter | None = None,
+    session: GradingSession | None = None,
 ) -> Decision:
-    """Record a conservative decision on the world's run of ``model`` from given estimates."""
+    """Record a conservative decision on the world's run of ``model`` from given estimates.
+
+    With ``session``, the decision rests on its grades too (their digest is in the evidence).
+    """
     charter = charter or Charter.objects.get(use_case=world.use_case, version=1)
     estimates = load_example_estimates(model) if estimates is None else list(estimates)
     run = next(r for r in world.runs if r.configuration.name == SIGMA_OF_MODEL[model])
@@ -59,6 +64,11 @@ def decide(
         run=run,
         estimates=estimates,
         gate=gate,
-        evidence={"charter_sha256": charter.sha256, "run_source_sha256": run.source_sha256},
+        evidence={
+            "charter_sha256": charter.sha256,
+            "run_source_sha256": run.source_sha256,
+            **({"grades_sha256": grades_digest(session=session)} if session else {}),
+        },
         value=value,
+        session=session,
     )

@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from charters.models import Charter
-from enterpriseval.testing.decisions import SIGMA_OF_MODEL, load_example_estimates
+from enterpriseval.testing.decisions import SIGMA_OF_MODEL, decide
 from enterpriseval.testing.grading import GradingWorld, fill
-from gates.algorithm import gate_evaluate
 from gates.models import Decision
-from gates.services import decision_record, gate_input_for, grades_digest, value_for
+from gates.services import value_for
 from scorecards.models import Scorecard
 from scorecards.services import scorecard_create, scorecard_sign_off, scorecard_update
 
@@ -36,26 +35,15 @@ def recorded_decision(
         for assignment in world.assignments_of(world.graders[0])[:2]:
             fill(assignment)
     charter = Charter.objects.get(use_case=world.use_case, version=1)
-    estimates = load_example_estimates(model)
     run = next(r for r in world.runs if r.configuration.name == SIGMA_OF_MODEL[model])
-    gate = gate_evaluate(
-        gate_input_for(charter=charter, estimates={e.metric_id: e for e in estimates}),
-        mode="conservative",
-    )
-    return decision_record(
-        actor=world.owner,
+    return decide(
+        world,
+        model,
         charter=charter,
-        run=run,
-        estimates=estimates,
-        gate=gate,
-        evidence={
-            "charter_sha256": charter.sha256,
-            "grades_sha256": grades_digest(session=world.session),
-        },
+        session=world.session,
         value=value_for(charter=charter, run=run, session=None, judge=None, study=None)
         if value
         else {"unavailable": "the charter gives no value inputs"},
-        session=world.session,
     )
 
 
