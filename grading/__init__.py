@@ -1,0 +1,6 @@
+"""Stage 3, grading: blinded expert grading of a sample of the runs' outputs.
+
+Seeded sampling into grading sessions, balanced assignments to ≥ 2 graders, the keyboard-first
+workspace, grades and their revisions, adjudication, agreement (κ/α per rubric field) and
+oversight studies with seeded defects. Graders see opaque ids only.
+"""
