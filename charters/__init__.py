@@ -1,4 +1,4 @@
-"""Stage 1, the charter: what is evaluated, by whom, against which pre-registered thresholds.
+"""The charter (lifecycle stages 1–3): what is evaluated, by whom, against which thresholds.
 
 Use cases and their per-use-case roles (memberships, permissions), the metric catalogue the
 charter picks from, charters (thresholds, weights, signatures, deviations; frozen when signed),

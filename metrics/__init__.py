@@ -1,5 +1,6 @@
-"""Stage 4, metrics: units, human grades and judge scores turned into estimates with valid CIs.
+"""Metrics (lifecycle stage 5, the estimates): evidence turned into estimates with valid CIs.
 
-Task-level, reliability (pass^k), efficiency, assurance and oversight estimators, the unit-level
-human-only, judge-only and PPI++ estimators, and the evidence readers that feed them.
+Units, human grades and judge scores go in; out come the task-level, reliability (pass^k),
+efficiency, assurance and oversight estimates and the unit-level human-only, judge-only and
+PPI++ estimates, read through the evidence readers of ``metrics.evidence``.
 """
