@@ -23,7 +23,7 @@ from runs.executor import BudgetGuard, ItemResult, OpenAICompatibleClient, WorkI
 PEER_PYTHON = Path(__file__).resolve().parents[1] / ".venv-inspect" / "bin" / "python"
 SERVER = (
     "import sys, time\n"
-    "from enterpriseval.testing.fakellm import FakeLLMServer\n"
+    "from demo.testing.fakellm import FakeLLMServer\n"
     "with FakeLLMServer(latency=float(sys.argv[1])) as s:\n"
     "    print(s.base_url, flush=True)\n"
     "    sys.stdin.read()\n"

@@ -38,8 +38,8 @@ def main() -> int:
 
         setup_test_environment()
         call_command("migrate", verbosity=0)
-        from enterpriseval.testing.grading import make_world
-        from enterpriseval.testing.scorecards import draft_scorecard, final_scorecard
+        from demo.testing.grading import make_world
+        from demo.testing.scorecards import draft_scorecard, final_scorecard
         from scorecards.report import scorecard_pdf
         from scorecards.selectors import scorecard_content, scorecard_view
 
@@ -66,7 +66,7 @@ def main() -> int:
             response = client.get(url + "scorecard.pdf")
             assert response.status_code == 200 and response.content.startswith(b"%PDF")
 
-        from enterpriseval.testing.scorecards import recorded_decision
+        from demo.testing.scorecards import recorded_decision
 
         draft = draft_scorecard(world, recorded_decision(world, "llama-4", grade=False))
 

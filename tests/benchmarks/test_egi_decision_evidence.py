@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from enterpriseval.testing.decisions import decide
-from enterpriseval.testing.grading import make_world
+from demo.testing.decisions import decide
+from demo.testing.grading import make_world
 
 
 @pytest.fixture

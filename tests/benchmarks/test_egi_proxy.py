@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import cli, proxy
-from enterpriseval.testing.fakellm import FakeLLMServer
+from demo.testing.fakellm import FakeLLMServer
 
 
 def free_port() -> int:

@@ -18,8 +18,8 @@ from django.urls import reverse
 from charters.models import Charter, Stage, StageEvent
 from charters.services.charters import charter_revise
 from charters.services.configurations import configuration_upload
-from enterpriseval.testing.grading import EXAMPLES, fill, make_world
-from enterpriseval.testing.scorecards import draft_scorecard, final_scorecard, recorded_decision
+from demo.testing.grading import EXAMPLES, fill, make_world
+from demo.testing.scorecards import draft_scorecard, final_scorecard, recorded_decision
 from grading.models import Assignment
 from grading.services.grades import assignment_submit
 

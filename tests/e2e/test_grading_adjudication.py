@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from enterpriseval.testing.grading import fill, first_values, make_world
+from demo.testing.grading import fill, first_values, make_world
 from grading.models import Adjudication, Assignment
 from grading.services.grades import assignment_submit
 

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from enterpriseval.testing.grading import EXAMPLES, make_world
+from demo.testing.grading import EXAMPLES, make_world
 from grading.models import Assignment, AssignmentStatus
 from grading.rubric import ARTEFACT_KEY
 from grading.selectors.artefacts import grades_of, units_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from enterpriseval.testing.grading import make_world
+from demo.testing.grading import make_world
 from grading.models import OversightItem
 from grading.services.oversight import oversight_study_create
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from enterpriseval.testing.grading import make_world
-from enterpriseval.testing.scorecards import COMMITTEE_FIELDS, recorded_decision
+from demo.testing.grading import make_world
+from demo.testing.scorecards import COMMITTEE_FIELDS, recorded_decision
 from scorecards.models import Scorecard, ScorecardStatus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -7,8 +7,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from audit.canonical import canonical_json, sha256_hex
-from enterpriseval.testing.decisions import decide
-from enterpriseval.testing.grading import make_world
+from demo.testing.decisions import decide
+from demo.testing.grading import make_world
 
 
 def api(user=None) -> APIClient:

@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from charters.models import Charter, Role
 from charters.services.charters import charter_revise, charter_sign
-from enterpriseval.testing.decisions import EXAMPLES, decide, load_example_estimates
-from enterpriseval.testing.grading import make_world
+from demo.testing.decisions import EXAMPLES, decide, load_example_estimates
+from demo.testing.grading import make_world
 from gates.algorithm import gate_evaluate
 from gates.decision_file import load_decision_file
 from gates.services import decision_record, gate_input_for

@@ -9,9 +9,9 @@ from django.db import DatabaseError, transaction
 from audit.canonical import sha256_hex
 from audit.models import AuditEntry
 from charters.models import Charter, UnblindingEvent
+from demo.testing.decisions import load_example_estimates
+from demo.testing.grading import make_world
 from enterpriseval.errors import ServiceError
-from enterpriseval.testing.decisions import load_example_estimates
-from enterpriseval.testing.grading import make_world
 from gates.algorithm import gate_evaluate
 from gates.models import Decision
 from gates.services import decision_record, gate_input_for

@@ -1,10 +1,10 @@
-"""Fixtures of the grading tests; the helpers live in ``enterpriseval.testing.grading``."""
+"""Fixtures of the grading tests; the helpers live in ``demo.testing.grading``."""
 
 from __future__ import annotations
 
 import pytest
 
-from enterpriseval.testing.grading import GradingWorld, make_world
+from demo.testing.grading import GradingWorld, make_world
 
 
 @pytest.fixture

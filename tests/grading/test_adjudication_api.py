@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from audit.models import AuditEntry
 from charters.models import Role
 from charters.services.use_cases import membership_grant
-from enterpriseval.testing.grading import fill, first_values, make_world
+from demo.testing.grading import fill, first_values, make_world
 from grading.models import Adjudication, Assignment
 from grading.services.grades import assignment_submit
 

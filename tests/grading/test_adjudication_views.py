@@ -15,7 +15,7 @@ from django.utils.html import escape
 from audit.models import AuditEntry
 from charters.models import Role
 from charters.services.use_cases import membership_grant
-from enterpriseval.testing.grading import fill, first_values, make_world
+from demo.testing.grading import fill, first_values, make_world
 from grading.models import Adjudication, Assignment, SessionArtefact
 from grading.selectors.adjudication import adjudication_queue
 from grading.services.grades import assignment_submit

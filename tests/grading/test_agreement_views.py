@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
+from demo.testing.grading import fill
 from enterpriseval.stats import krippendorff_alpha
-from enterpriseval.testing.grading import fill
 from grading.agreement import ORDINAL_ORDER
 from grading.models import Assignment, AssignmentStatus, Grade, SessionArtefact
 from grading.rubric import FIELDS_BY_NAME

@@ -27,7 +27,7 @@ import pytest
 from django.test import Client
 from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve, reverse
 
-from enterpriseval.testing.grading import GradingWorld, fill, make_world
+from demo.testing.grading import GradingWorld, fill, make_world
 from grading.models import Assignment, SessionArtefact
 from grading.selectors.artefacts import artefact_text
 from grading.services.grades import assignment_submit

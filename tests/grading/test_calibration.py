@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from enterpriseval.testing.grading import fill
+from demo.testing.grading import fill
 from grading.models import Assignment, Grade
 from grading.rubric import FIELDS_BY_NAME
 from grading.services.grades import assignment_submit

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from audit.models import AuditEntry
-from enterpriseval.testing.grading import fill
+from demo.testing.grading import fill
 from grading.models import AssignmentStatus
 from grading.services.grades import assignment_submit
 

@@ -9,8 +9,8 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from audit.models import AuditEntry
+from demo.testing.grading import fill
 from enterpriseval.errors import ImmutableError, ServiceError
-from enterpriseval.testing.grading import fill
 from grading.grade_io import dump_line
 from grading.models import Assignment, AssignmentStatus, Grade, GradeRevision
 from grading.selectors.artefacts import grades_of

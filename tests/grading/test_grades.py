@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEntry
+from demo.testing.grading import fill, first_values
 from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
-from enterpriseval.testing.grading import fill, first_values
 from grading.models import Adjudication, AssignmentStatus, Grade, GradeRevision
 from grading.selectors.artefacts import grades_of, submitted_field_values
 from grading.services.grades import (

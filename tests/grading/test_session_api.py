@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
-from enterpriseval.testing.grading import fill, first_values
+from demo.testing.grading import fill, first_values
 from grading.models import Assignment, GradingSession, SessionStatus
 from grading.services.grades import adjudication_record, assignment_submit
 

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit.models import AuditEntry
-from enterpriseval.testing.grading import fill
+from demo.testing.grading import fill
 from grading.models import GradingSession, SessionStatus
 from grading.services.grades import assignment_submit
 from grading.services.sessions import sample_plan, session_create

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from enterpriseval.testing.grading import GradingWorld, fill
+from demo.testing.grading import GradingWorld, fill
 from grading.models import Assignment, AssignmentStatus, GradeRevision
 from grading.rubric import FIELDS, FIELDS_BY_NAME, missing_fields
 from grading.selectors.artefacts import grades_of, task_context, units_of

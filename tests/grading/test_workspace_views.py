@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from enterpriseval.testing.grading import GradingWorld, fill, first_values
+from demo.testing.grading import GradingWorld, fill, first_values
 from grading.models import Assignment, AssignmentStatus, GradeRevision
 from grading.rubric import FIELDS_BY_KIND, FIELDS_BY_NAME, missing_fields
 from grading.selectors.artefacts import grades_of, task_context, units_of

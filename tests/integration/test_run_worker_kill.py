@@ -27,7 +27,7 @@ from charters.models import Role, Task
 from charters.services.configurations import configuration_upload
 from charters.services.task_sets import task_set_import
 from charters.services.use_cases import membership_grant, use_case_create
-from enterpriseval.testing.fakellm import FakeLLMServer
+from demo.testing.fakellm import FakeLLMServer
 from runs.models import Output, Run, RunStatus
 from runs.services.runs import run_create, run_start
 

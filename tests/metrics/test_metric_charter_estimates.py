@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from charters.models import Charter
+from demo.testing.grading import fill, make_world
 from enterpriseval.errors import ServiceError
-from enterpriseval.testing.grading import fill, make_world
 from gates.services import decision_compute, grades_digest
 from grading.models import Assignment
 from grading.services.grades import assignment_submit

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from enterpriseval.testing.grading import fill, first_values, make_world
+from demo.testing.grading import fill, first_values, make_world
 from grading.models import Assignment
 from grading.selectors.artefacts import submitted_field_values
 from grading.services.grades import adjudication_record, assignment_submit

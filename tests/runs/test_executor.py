@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from enterpriseval.testing.fakellm import FakeLLMServer, Fault
+from demo.testing.fakellm import FakeLLMServer, Fault
 from runs.executor import (
     BudgetGuard,
     ItemResult,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from enterpriseval.testing.fakellm import FakeLLMServer, Fault
+from demo.testing.fakellm import FakeLLMServer, Fault
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from demo.testing.fakellm import FakeLLMServer, Fault
 from enterpriseval.errors import ServiceError
-from enterpriseval.testing.fakellm import FakeLLMServer, Fault
 from runs.judges.llm import (
     JudgeConfigError,
     JudgeReplyError,

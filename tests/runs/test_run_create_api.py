@@ -10,7 +10,7 @@ import yaml
 from rest_framework.test import APIClient
 
 from charters.services.configurations import configuration_upload
-from enterpriseval.testing.fakellm import FakeLLMServer
+from demo.testing.fakellm import FakeLLMServer
 from runs.executor import load_litellm
 from runs.models import Output, Run, RunStatus
 

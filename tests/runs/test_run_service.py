@@ -13,8 +13,8 @@ from django.core.exceptions import PermissionDenied
 from audit.models import AuditEntry
 from charters.models import Stage, UseCase
 from charters.services.configurations import configuration_upload
+from demo.testing.fakellm import FakeLLMServer, Fault
 from enterpriseval.errors import ConflictError, ServiceError
-from enterpriseval.testing.fakellm import FakeLLMServer, Fault
 from runs.executor import load_litellm
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus, Unit
 from runs.services.runs import run_create, run_execute_chunk, run_start

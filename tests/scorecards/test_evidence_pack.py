@@ -16,8 +16,8 @@ from django.core.management import call_command
 
 from audit.models import AuditEntry, entry_hash
 from charters.models import Charter
-from enterpriseval.testing.decisions import SIGMA_OF_MODEL, decide, load_example_estimates
-from enterpriseval.testing.grading import fill, make_world
+from demo.testing.decisions import SIGMA_OF_MODEL, decide, load_example_estimates
+from demo.testing.grading import fill, make_world
 from gates.algorithm import gate_evaluate
 from gates.services import decision_record, gate_input_for, grades_digest
 from scorecards.evidence import evidence_verify

@@ -19,10 +19,10 @@ from audit.models import AuditEntry
 from charters.models import Charter
 from charters.services.charters import charter_revise
 from charters.services.configurations import configuration_upload
+from demo.testing.grading import EXAMPLES, fill, make_world
+from demo.testing.scorecards import draft_scorecard, final_scorecard, recorded_decision
 from enterpriseval.celery import app
 from enterpriseval.errors import ConflictError
-from enterpriseval.testing.grading import EXAMPLES, fill, make_world
-from enterpriseval.testing.scorecards import draft_scorecard, final_scorecard, recorded_decision
 from scorecards.models import ReevaluationFlag, ReevaluationKind, ScorecardStatus
 from scorecards.reevaluation import (
     reevaluation_flag_raise,

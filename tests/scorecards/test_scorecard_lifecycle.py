@@ -12,15 +12,15 @@ from django.db import DatabaseError, transaction
 from audit.canonical import canonical_json, sha256_hex
 from audit.models import AuditEntry
 from charters.models import Stage, UseCase
-from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
-from enterpriseval.testing.decisions import load_example_estimates
-from enterpriseval.testing.grading import make_world
-from enterpriseval.testing.scorecards import (
+from demo.testing.decisions import load_example_estimates
+from demo.testing.grading import make_world
+from demo.testing.scorecards import (
     COMMITTEE_FIELDS,
     draft_scorecard,
     final_scorecard,
     recorded_decision,
 )
+from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
 from scorecards.fields import TABLE_11
 from scorecards.models import Scorecard, ScorecardStatus
 from scorecards.selectors import scorecard_content, scorecard_view

@@ -14,8 +14,8 @@ from django.test import Client
 from pypdf import PdfReader
 
 from audit.canonical import canonical_json, sha256_hex
-from enterpriseval.testing.grading import make_world
-from enterpriseval.testing.scorecards import COMMITTEE_FIELDS, draft_scorecard, final_scorecard
+from demo.testing.grading import make_world
+from demo.testing.scorecards import COMMITTEE_FIELDS, draft_scorecard, final_scorecard
 from scorecards.evidence import evidence_verify
 from scorecards.fields import TABLE_11
 from scorecards.models import Scorecard, ScorecardStatus
@@ -105,7 +105,7 @@ def test_graders_get_403_and_outsiders_404(world):
 
 
 def test_drafting_filling_in_and_signing_off_through_the_pages(world):
-    from enterpriseval.testing.scorecards import recorded_decision
+    from demo.testing.scorecards import recorded_decision
 
     decision = recorded_decision(world)
     owner = client_for(world.owner)
@@ -164,7 +164,7 @@ def test_a_draft_export_also_matches_the_schema_and_lists_what_is_missing(world)
 
 
 def test_the_api_drafts_edits_and_signs_off_and_then_refuses_edits(world):
-    from enterpriseval.testing.scorecards import recorded_decision
+    from demo.testing.scorecards import recorded_decision
 
     decision = recorded_decision(world)
     owner = client_for(world.owner)

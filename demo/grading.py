@@ -17,7 +17,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 
 from charters.models import UseCase
-from enterpriseval.demo import DemoObjects, JudgedRun
+from demo.loaders import DemoObjects, JudgedRun
 from examples.credit_memo import make_grades
 from grading.models import (
     Assignment,

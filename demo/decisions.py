@@ -1,6 +1,6 @@
 """Real decisions in the demo: both σ gated on the evidence, compared with the planted truth.
 
-After the simulated graders and reviewers (``enterpriseval.demo_grading``), ``make demo``
+After the simulated graders and reviewers (``demo.grading``), ``make demo``
 computes a decision for each σ from its imported outputs, the offline judge, the grading
 session and the oversight study, through the same service as the web app, and prints each
 gated metric's estimate beside its true value from the example's truth files. A decision is
@@ -16,7 +16,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 
 from charters.models import Charter
-from enterpriseval.demo import DemoObjects, JudgedRun
+from demo.loaders import DemoObjects, JudgedRun
 from gates.models import Decision
 from gates.services import decision_compute, grades_digest
 from grading.models import GradingSession, OversightStudy

@@ -15,10 +15,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
-from enterpriseval.demo import demo_evaluation_object, demo_runs
-from enterpriseval.demo_decisions import demo_decisions
-from enterpriseval.demo_grading import demo_grading, demo_oversight
-from enterpriseval.demo_scorecards import demo_scorecards
+from demo.decisions import demo_decisions
+from demo.grading import demo_grading, demo_oversight
+from demo.loaders import demo_evaluation_object, demo_runs
+from demo.scorecards import demo_scorecards
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
 from gates.services import decision_report_write

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 
 from charters.models import Role, UseCase
 from charters.services.use_cases import membership_grant
-from enterpriseval.demo import demo_evaluation_object
+from demo.loaders import demo_evaluation_object
 from grading.models import Assignment, GradingSession
 from grading.rubric import FIELDS_BY_KIND, FIELDS_BY_NAME, is_asked
 from grading.selectors.artefacts import units_of

@@ -11,7 +11,7 @@ from pypdf import PdfReader
 from audit.models import AuditEntry
 from audit.selectors import audit_verify
 from charters.models import Charter, Configuration, TaskSet, UseCase
-from enterpriseval.demo_decisions import true_rates
+from demo.decisions import true_rates
 from examples.credit_memo import generate
 from gates.models import Decision
 from grading.models import Adjudication, GradingSession, OversightStudy

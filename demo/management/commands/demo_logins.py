@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from enterpriseval.demo import PASSWORD_VARIABLE, USE_CASE_KEY
+from demo.loaders import PASSWORD_VARIABLE, USE_CASE_KEY
 
 LOGINS = (
     ("demo-grader", "grader: grade the blinded artefacts at /grading/"),

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from charters.models import Charter
-from enterpriseval.testing.decisions import SIGMA_OF_MODEL, decide
-from enterpriseval.testing.grading import GradingWorld, fill
+from demo.testing.decisions import SIGMA_OF_MODEL, decide
+from demo.testing.grading import GradingWorld, fill
 from gates.models import Decision
 from gates.services import value_for
 from scorecards.models import Scorecard
