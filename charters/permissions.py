@@ -18,6 +18,10 @@ from charters.models import Membership, Role, UseCase
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
+#: Who may read a use case's audit log: those accountable for it, not graders (the log names
+#: configurations and runs, i.e. provenance).
+AUDIT_READERS = (Role.CHARTER_OWNER, Role.MODEL_OWNER, Role.REVIEWER, Role.ADJUDICATOR)
+
 
 def user_roles(user: AnyUser, use_case: UseCase) -> set[str]:
     """Return the roles ``user`` holds on ``use_case``."""

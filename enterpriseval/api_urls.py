@@ -8,7 +8,7 @@ urlpatterns = [
     path("", include("charters.api.urls")),
     path("", include("runs.api_urls")),
     path("", include("grading.api.urls")),
-    path("", include("audit.api_urls")),
     path("", include("gates.api_urls")),
     path("", include("scorecards.api_urls")),
+    path("", include("lifecycle.api_urls")),
 ]

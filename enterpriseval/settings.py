@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "gates",
     "scorecards",
     "benchmarks",
+    "lifecycle",
     "demo",
 ]
 

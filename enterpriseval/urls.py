@@ -13,11 +13,11 @@ urlpatterns = [
     path("api/v1/", include("enterpriseval.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("", include("audit.urls")),
     path("", include("runs.urls")),
     path("", include("grading.urls")),
     path("", include("gates.urls")),
     path("", include("scorecards.urls")),
     path("", include("charters.urls")),
+    path("", include("lifecycle.urls")),
     path("", include("benchmarks.urls")),
 ]

@@ -1,9 +1,10 @@
 """REST endpoints of Layer 1 under /api/v1/, one module per concern."""
 
-from charters.api import charters, configurations, task_sets, use_cases
+from charters.api import audit, charters, configurations, task_sets, use_cases
 
 urlpatterns = [
     *use_cases.urlpatterns,
+    *audit.urlpatterns,
     *charters.urlpatterns,
     *configurations.urlpatterns,
     *task_sets.urlpatterns,

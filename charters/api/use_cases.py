@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from charters.models import Membership, Role, UseCase
 from charters.permissions import use_case_for, user_roles
-from charters.selectors.use_cases import use_case_list, use_case_overview
+from charters.selectors.use_cases import use_case_list
 from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
 
 
@@ -78,22 +78,6 @@ class UseCaseListApi(APIView):
         return Response(UseCaseOutput(use_case).data, status=status.HTTP_201_CREATED)
 
 
-class UseCaseDetailApi(APIView):
-    @extend_schema(responses=UseCaseOutput, summary="A use case with its lifecycle and next steps")
-    def get(self, request: Request, key: str) -> Response:
-        use_case = use_case_for(request.user, key)
-        overview = use_case_overview(use_case=use_case, user=request.user)
-        payload = UseCaseOutput(use_case).data
-        payload["your_roles"] = overview.roles
-        payload["stages"] = [
-            {"stage": row.stage, "label": row.label, "entered_at": row.entered_at}
-            for row in overview.stages
-        ]
-        payload["requirements"] = overview.requirements
-        payload["next_steps"] = overview.next_steps
-        return Response(payload)
-
-
 class MembershipListApi(APIView):
     @extend_schema(responses=MembershipOutput(many=True), summary="Members and their roles")
     def get(self, request: Request, key: str) -> Response:
@@ -142,7 +126,6 @@ class MembershipDetailApi(APIView):
 
 urlpatterns = [
     path("use-cases/", UseCaseListApi.as_view(), name="api-use-case-list"),
-    path("use-cases/<str:key>/", UseCaseDetailApi.as_view(), name="api-use-case-detail"),
     path("use-cases/<str:key>/members/", MembershipListApi.as_view(), name="api-membership-list"),
     path(
         "use-cases/<str:key>/members/<str:username>/<str:role>/",

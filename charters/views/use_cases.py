@@ -1,21 +1,18 @@
-"""Use-case dashboard, creation, overview and membership pages."""
+"""The use-case dashboard and the page that creates a use case."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_http_methods
 
-from charters.models import Role, UseCase
 from charters.models.use_cases import Autonomy, Consequence
-from charters.permissions import use_case_for
-from charters.selectors.use_cases import use_case_list, use_case_overview
-from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
+from charters.selectors.use_cases import use_case_list
+from charters.services.use_cases import use_case_create
 from enterpriseval.errors import ServiceError
 
 
@@ -26,11 +23,6 @@ class UseCaseForm(forms.Form):
     value_hypothesis = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
     autonomy = forms.TypedChoiceField(choices=Autonomy.choices, coerce=int)
     consequence = forms.TypedChoiceField(choices=Consequence.choices, coerce=int)
-
-
-class MembershipForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=Role.choices)
 
 
 @login_required
@@ -55,53 +47,7 @@ def use_case_new(request: HttpRequest) -> HttpResponse:
     return render(request, "charters/use_case_new.html", {"form": form})
 
 
-@login_required
-def use_case_detail(request: HttpRequest, key: str) -> HttpResponse:
-    use_case = use_case_for(request.user, key)
-    overview = use_case_overview(use_case=use_case, user=request.user)
-    return render(request, "charters/use_case_detail.html", {"overview": overview})
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def use_case_members(request: HttpRequest, key: str) -> HttpResponse:
-    use_case: UseCase = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
-    form = MembershipForm(request.POST or None)
-    if request.method == "POST":
-        if "revoke" in request.POST:
-            _revoke(request, use_case)
-            return redirect("use-case-members", key=use_case.key)
-        if form.is_valid():
-            user = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
-            if user is None:
-                form.add_error("username", "No user with this user name.")
-            else:
-                membership_grant(
-                    actor=request.user, use_case=use_case, user=user, role=form.cleaned_data["role"]
-                )
-                messages.success(request, f"{user.get_username()} added.")
-                return redirect("use-case-members", key=use_case.key)
-    overview = use_case_overview(use_case=use_case, user=request.user)
-    return render(request, "charters/use_case_members.html", {"overview": overview, "form": form})
-
-
-def _revoke(request: HttpRequest, use_case: UseCase) -> None:
-    username, _, role = request.POST["revoke"].partition("|")
-    user = get_user_model().objects.filter(username=username).first()
-    if user is None or role not in Role.values:
-        messages.error(request, "Unknown member or role.")
-        return
-    try:
-        membership_revoke(actor=request.user, use_case=use_case, user=user, role=role)
-    except ServiceError as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, f"{username} is no longer {Role(role).label}.")
-
-
 urlpatterns = [
     path("", dashboard, name="dashboard"),
     path("use-cases/new/", use_case_new, name="use-case-new"),
-    path("use-cases/<str:key>/", use_case_detail, name="use-case-detail"),
-    path("use-cases/<str:key>/members/", use_case_members, name="use-case-members"),
 ]

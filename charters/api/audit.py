@@ -1,11 +1,8 @@
-"""The audit log of a use case: a page and an API endpoint, newest entries first."""
+"""The audit log of a use case under /api/v1/use-cases/<key>/audit/, newest entries first."""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
@@ -15,13 +12,7 @@ from rest_framework.views import APIView
 
 from audit.models import AuditEntry
 from audit.selectors import audit_entries_for_use_case, audit_verify
-from charters.models import Role
-from charters.permissions import use_case_for
-
-# Who may read a use case's audit log: those accountable for it, not graders (the log names
-# configurations and runs, i.e. provenance).
-AUDIT_READERS = (Role.CHARTER_OWNER, Role.MODEL_OWNER, Role.REVIEWER, Role.ADJUDICATOR)
-PAGE_SIZE = 50
+from charters.permissions import AUDIT_READERS, use_case_for
 
 
 class AuditEntryOutput(serializers.ModelSerializer[AuditEntry]):
@@ -64,13 +55,6 @@ class UseCaseAuditApi(APIView):
         return response
 
 
-@login_required
-def use_case_audit(request: HttpRequest, key: str) -> HttpResponse:
-    use_case = use_case_for(request.user, key, roles=AUDIT_READERS)
-    entries = audit_entries_for_use_case(use_case_id=use_case.pk).order_by("-sequence")
-    page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "audit/use_case_audit.html",
-        {"use_case": use_case, "page": page, "verification": audit_verify()},
-    )
+urlpatterns = [
+    path("use-cases/<str:key>/audit/", UseCaseAuditApi.as_view(), name="api-use-case-audit"),
+]
