@@ -19,5 +19,5 @@ urlpatterns = [
     path("", include("gates.urls")),
     path("", include("scorecards.urls")),
     path("", include("charters.urls")),
-    path("", include("benchmarks.urls")),
+    path("", include("egibench.urls")),
 ]
