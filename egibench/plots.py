@@ -1,9 +1,9 @@
 """Roster plots as SVG: the M1–M6 heatmap, grouped bars per bucket, radar of the top models.
 
-Same conventions as :mod:`gates.plots`: matplotlib's object API (``Figure``), never pyplot,
-SVG through :func:`gates.plots.figure_svg`. No Django import. A missing score is never
-drawn as 0: the heatmap draws a grey hatched cell labelled "missing", the bars a grey ×
-on the axis, the radar leaves a gap.
+Same conventions as the decision plots (:mod:`enterpriseval.plotting`): matplotlib's object
+API (``Figure``), never pyplot, SVG through :func:`enterpriseval.plotting.figure_svg`. No
+Django import. A missing score is never drawn as 0: the heatmap draws a grey hatched cell
+labelled "missing", the bars a grey × on the axis, the radar leaves a gap.
 
 Every drawn score carries an SVG id (``cell-<row>-<bucket>``, ``missing-<row>-<bucket>``,
 ``bar-<row>-<bucket>``, ``missing-bar-<row>-<bucket>``, ``radar-<row>``) so the number of
@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from egibench.aggregate import BUCKETS
-from gates.plots import INK, figure_svg
+from enterpriseval.plotting import INK, figure_svg
 
 MISSING_FACE = "#e8eaed"
 MISSING_EDGE = "#9aa0a6"

@@ -25,7 +25,7 @@ from egibench.aggregate import BUCKET_NAMES, BUCKETS
 from egibench.model_names import AliasTable, default_aliases, name_key
 from egibench.models import EgiResult
 from egibench.plots import RosterRow, grouped_bars_svg, heatmap_svg, radar_rows, radar_svg
-from gates.report import svg_data_uri
+from enterpriseval.plotting import svg_data_uri
 
 SHORTLIST_STATEMENT = "Benchmarks shortlist models; this evaluation decides the deployment."
 EXACT = "exact"

@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
     "enterpriseval.stats",
+    "enterpriseval.plotting",
     "gates.algorithm",
     "gates.value_model",
     "audit.canonical",
