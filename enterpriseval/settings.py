@@ -74,7 +74,7 @@ INSTALLED_APPS = [
     "metrics",
     "gates",
     "scorecards",
-    "benchmarks",
+    "egibench",
     "lifecycle",
     "demo",
 ]

@@ -19,5 +19,5 @@ urlpatterns = [
     path("", include("scorecards.urls")),
     path("", include("charters.urls")),
     path("", include("lifecycle.urls")),
-    path("", include("benchmarks.urls")),
+    path("", include("egibench.urls")),
 ]

@@ -1,36 +1,21 @@
 """Decision plots as SVG: each metric against its θout/θin band, and the ν profile.
 
-Uses matplotlib's object API (``Figure``), never pyplot, so rendering holds no global
-state and is safe in web and worker processes.
+Drawn with the conventions of :mod:`enterpriseval.plotting` (matplotlib's object API, never
+pyplot; SVG with real text).
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
-from matplotlib import rc_context
 from matplotlib.figure import Figure
 
+from enterpriseval.plotting import BOUND, ESTIMATE, INK, figure_svg
 from gates.algorithm import GateResult, MetricResult
 
 REJECT = "#f4c7c3"
 CONDITIONAL = "#fce8b2"
 SCALE = "#b7e1cd"
-INK = "#202124"
-ESTIMATE = "#1a73e8"
-BOUND = "#c5221f"
-
-
-def figure_svg(figure: Figure) -> str:
-    """Return the figure as an SVG document whose labels are real text, not glyph outlines.
-
-    Real text is selectable and searchable in the page and PDF, and smaller.
-    """
-    buffer = io.StringIO()
-    with rc_context({"svg.fonttype": "none"}):
-        figure.savefig(buffer, format="svg", bbox_inches="tight")
-    return buffer.getvalue()
 
 
 def _axis_limits(metric: MetricResult) -> tuple[float, float]:

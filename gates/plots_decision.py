@@ -1,6 +1,6 @@
 """Decision-page plots as SVG: the Efficacy Index with its band, and the value interval.
 
-Same conventions as :mod:`gates.plots` (matplotlib's object API, never pyplot, and the same
+Same conventions as :mod:`gates.plots` (those of :mod:`enterpriseval.plotting`, and the same
 colours), which holds the threshold-band and ν-profile plots the page shows beside these.
 """
 
@@ -10,8 +10,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from enterpriseval.plotting import BOUND, ESTIMATE, INK, figure_svg
 from gates.algorithm import GateResult
-from gates.plots import BOUND, ESTIMATE, INK, SCALE, figure_svg
+from gates.plots import SCALE
 from gates.value_model import ValueEstimate
 
 BAND = "#d2e3fc"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -12,6 +11,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from enterpriseval.plotting import svg_data_uri
 from gates.algorithm import GateResult
 from gates.plots import nu_profile_svg, threshold_bands_svg
 
@@ -25,10 +25,6 @@ class DecisionReport:
     source_path: str = ""
     source_sha256: str = ""
     generated_at: datetime = field(default_factory=timezone.now)
-
-
-def svg_data_uri(svg: str) -> str:
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
 def decision_report_html(report: DecisionReport) -> str:

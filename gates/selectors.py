@@ -15,11 +15,11 @@ from charters.models.charters import Treatment
 from charters.permissions import use_case_for_unblinded
 from charters.selectors.configurations import configuration_parity
 from enterpriseval.errors import ServiceError
+from enterpriseval.plotting import svg_data_uri
 from gates.algorithm import GateResult, MetricResult, Recommendation
 from gates.models import Decision
 from gates.plots import nu_profile_svg, threshold_bands_svg
 from gates.plots_decision import ei_band_svg, value_interval_svg
-from gates.report import svg_data_uri
 from gates.value_model import ValueEstimate
 from metrics.catalogue import catalogue
 

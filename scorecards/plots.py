@@ -2,7 +2,7 @@
 
 pass^k by k: the chance that all of k independent repeats of a task succeed, with its
 interval, for each k the run's repeats allow (SPEC §4 reliability). Same conventions as the
-gates plots: matplotlib's object API, never pyplot.
+gates plots (:mod:`enterpriseval.plotting`): matplotlib's object API, never pyplot.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from gates.plots import ESTIMATE, INK, figure_svg
+from enterpriseval.plotting import ESTIMATE, INK, figure_svg
 
 
 def pass_k_svg(pass_k: Mapping[str, Mapping[str, Any]], *, k_max: int) -> str:
