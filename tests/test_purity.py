@@ -71,3 +71,29 @@ def test_import_linter_contract_covers_the_pure_modules():
     contract = config["tool"]["importlinter"]["contracts"][0]
     assert set(contract["source_modules"]) == set(PURE_MODULES)
     assert "django" in contract["forbidden_modules"]
+
+
+def test_the_layers_contract_states_the_pipeline_and_frees_only_the_pure_modules():
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contracts = {c["type"]: c for c in config["tool"]["importlinter"]["contracts"][1:]}
+    layers = contracts["layers"]
+    assert layers["layers"] == [
+        "lifecycle | demo",
+        "scorecards",
+        "gates",
+        "egibench",
+        "metrics",
+        "grading",
+        "runs",
+        "charters",
+        "audit",
+        "enterpriseval",
+    ]
+    freed = {m for m in PURE_MODULES if not m.startswith("enterpriseval.")}
+    assert set(layers["ignore_imports"]) == {f"** -> {m}" for m in freed}
+    capability = contracts["forbidden"]
+    assert capability["source_modules"] == ["egibench"]
+    assert set(capability["forbidden_modules"]) == {"runs", "grading", "metrics"}
+    assert set(capability["ignore_imports"]) == set(layers["ignore_imports"])
