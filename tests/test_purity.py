@@ -9,6 +9,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
     "enterpriseval.stats",
+    "enterpriseval.jsonl",
+    "enterpriseval.values",
     "gates.algorithm",
     "gates.value_model",
     "audit.canonical",
