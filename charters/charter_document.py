@@ -30,15 +30,8 @@ from typing import Any, Protocol
 
 import yaml
 
-from charters.validation import (
-    MEASUREMENT_MODES,
-    TREATMENTS,
-    Issue,
-    evaluation_intensity,
-    finite_number,
-    is_whole,
-    type_name,
-)
+from charters.validation import MEASUREMENT_MODES, TREATMENTS, Issue, evaluation_intensity
+from enterpriseval.values import finite_number, is_whole, type_name
 from metrics.catalogue import catalogue
 
 METRIC_FIELDS: tuple[str, ...] = (

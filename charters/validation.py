@@ -15,7 +15,6 @@ import dataclasses
 import datetime as dt
 import difflib
 import math
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from typing import Any, Literal
 from scipy.stats import norm
 
 from enterpriseval.stats import required_sample_size
+from enterpriseval.values import finite_number, is_whole, number_text, type_name
 from gates.algorithm import resolve_alternative_weights
 from gates.value_model import TimeInput, ValueInputs
 from metrics.catalogue import AUTONOMY_LABELS, CatalogueMetric, catalogue
@@ -782,23 +782,6 @@ def _check_governance(
 # --------------------------------------------------------------------------- helpers
 
 
-def finite_number(value: Any) -> float | None:
-    """Return ``value`` as a float if it is a finite real number (not a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def is_whole(value: Any) -> bool:
-    """Return whether ``value`` is a whole number (an int, or an integral float; not a bool)."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, numbers.Integral):
-        return True
-    return isinstance(value, float) and value.is_integer()
-
-
 def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
@@ -818,19 +801,4 @@ def _date(value: Any) -> dt.date | None:
 
 def _fmt(value: float, digits: int = 6) -> str:
     """Return ``value`` compactly: 50 for 50.0, 6.89 for 6.8948 with ``digits=2``."""
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:.{digits}f}".rstrip("0").rstrip(".")
-
-
-def type_name(value: Any) -> str:
-    """Return how a message names the type of a value read from a file."""
-    if value is None:
-        return "nothing"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "text"
-    return type(value).__name__
+    return number_text(value, digits)

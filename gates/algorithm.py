@@ -27,6 +27,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from enterpriseval.values import finite_number, number_text, type_name
+
 Status = Literal["Scale", "Conditional", "Reject", "Undetermined"]
 Mode = Literal["conservative", "point"]
 
@@ -329,9 +331,10 @@ def _optional(raw: Mapping[str, Any], name: str, path: str, parse: Any) -> Any:
 def _number(value: Any, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise GateInputError(path, f"expected a number, got {value!r}")
-    if not math.isfinite(value):
+    number = finite_number(value)
+    if number is None:
         raise GateInputError(path, f"expected a finite number, got {value!r}")
-    return float(value)
+    return number
 
 
 def _count(value: Any, path: str) -> int:
@@ -355,7 +358,7 @@ def _interval(value: Any, path: str) -> tuple[float, float]:
 
 
 def _type_name(value: Any) -> str:
-    return "nothing" if value is None else type(value).__name__
+    return type_name(value, style="python")
 
 
 # --------------------------------------------------------------------------- validation
@@ -938,11 +941,7 @@ def _sign(direction: str) -> float:
 
 
 def _finite(value: Any) -> bool:
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, numbers.Real)
-        and math.isfinite(float(value))
-    )
+    return finite_number(value) is not None
 
 
 def _column(values: Any) -> NDArray[np.float64]:
@@ -951,6 +950,4 @@ def _column(values: Any) -> NDArray[np.float64]:
 
 def _fmt(value: float) -> str:
     """Format a number for a message: 80.0 → '80', 1.6 → '1.6', 72.34567891 → '72.3457'."""
-    if float(value).is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.6g}"
+    return number_text(value, significant=True)

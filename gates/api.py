@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from charters.api.task_sets import ErrorOutput
+from enterpriseval.api import ErrorOutput
 from gates.models import Decision
 from gates.selectors import decision_get, decision_list, decision_use_case_for
 

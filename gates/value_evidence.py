@@ -16,12 +16,12 @@ and the manual time comes from observed samples (SPEC §4 net_time_reduction, §
 from __future__ import annotations
 
 import difflib
-import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from enterpriseval.values import finite_number
 from gates.value_model import ProportionInput, TimeInput, ValueInputs
 
 MEASUREMENT_MODES: tuple[str, ...] = ("estimated", "observed")
@@ -395,10 +395,8 @@ def _number(
 ) -> float:
     kind = "a finite number" if signed else "a non-negative number"
     wanted = expected or f"{kind}, {unit}"
-    if isinstance(raw, bool) or not isinstance(raw, numbers.Real):
-        raise ValueError(f"{path}: expected {wanted}, got {raw!r}")
-    number = float(raw)
-    if not math.isfinite(number) or (number < 0 and not signed):
+    number = finite_number(raw)
+    if number is None or (number < 0 and not signed):
         raise ValueError(f"{path}: expected {wanted}, got {raw!r}")
     return number
 

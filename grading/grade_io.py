@@ -6,7 +6,7 @@ time spent on it and whether the grades are submitted. :class:`GradeFileReader` 
 binary file object one line at a time (never the whole file), checks each line against the
 session's artefacts (their unit keys, their task and their graders) and the rubric
 (:mod:`grading.rubric`), yields each valid line as a :class:`GradeRecord`, collects every
-problem as a :class:`~charters.task_import.LineError` naming the line and the field, and
+problem as a :class:`~enterpriseval.jsonl.LineError` naming the line and the field, and
 hashes the bytes as they pass.
 
 Every check is made when its line is read; a repeated (artefact, grader) pair is found
@@ -19,23 +19,14 @@ with :meth:`GradeFileReader.add_error`, so they are listed and counted with the 
 
 from __future__ import annotations
 
-import hashlib
-import heapq
 import json
 import math
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from charters.task_import import (
-    _SKIP_CHUNK,
-    DEFAULT_MAX_ERRORS,
-    FILE_LINE,
-    LineError,
-    _kind,
-    _show,
-    decode_object_line,
-)
+from enterpriseval.jsonl import DEFAULT_MAX_ERRORS, JsonlReader, JsonlReport
+from enterpriseval.values import json_kind, json_shown
 from grading.rubric import field_for, is_asked, missing_fields
 
 FIELDS = ("artefact", "grader", "grades", "seconds", "submitted", "revise", "reason", "task_id")
@@ -66,12 +57,10 @@ _ASKED_ONLY = {
 }
 
 __all__ = [
-    "FILE_LINE",
     "ArtefactSpec",
     "GradeFileReader",
     "GradeFileReport",
     "GradeRecord",
-    "LineError",
     "dump_line",
     "grades_differences",
 ]
@@ -103,55 +92,10 @@ class GradeRecord:
 
 
 @dataclass(frozen=True)
-class GradeFileReport:
+class GradeFileReport(JsonlReport):
     """What one full read of a grades file found."""
 
-    sha256: str
     record_count: int
-    errors: list[LineError]
-    error_count: int
-    bad_line_count: int
-
-    @property
-    def ok(self) -> bool:
-        return self.error_count == 0
-
-    def details(self) -> list[dict[str, Any]]:
-        """Return the listed errors as dicts, closing with "and N more" if some were cut."""
-        details = [error.as_dict() for error in self.errors]
-        hidden = self.error_count - len(self.errors)
-        if hidden > 0:
-            last = self.errors[-1].line
-            details.append(
-                {
-                    "line": None,
-                    "field": "file",
-                    "message": f"and {hidden} more error(s) after line {last}",
-                }
-            )
-        return details
-
-
-@dataclass
-class _Errors:
-    """Every error counted; the ``limit`` with the lowest line numbers kept."""
-
-    limit: int
-    count: int = 0
-    bad_lines: set[int] = field(default_factory=set)
-    _heap: list[tuple[int, int, LineError]] = field(default_factory=list)
-
-    def add(self, line: int, name: str, message: str) -> None:
-        self.count += 1
-        self.bad_lines.add(line)
-        item = (-line, -self.count, LineError(line=line, field=name, message=message))
-        if len(self._heap) < self.limit:
-            heapq.heappush(self._heap, item)
-        elif item > self._heap[0]:
-            heapq.heapreplace(self._heap, item)
-
-    def sorted(self) -> list[LineError]:
-        return [error for *_order, error in sorted(self._heap, reverse=True)]
 
 
 def dump_line(obj: Mapping[str, Any]) -> bytes:
@@ -171,7 +115,7 @@ def grades_differences(stored: Grades, wanted: Grades) -> list[tuple[str, str, s
     return differences
 
 
-class GradeFileReader:
+class GradeFileReader(JsonlReader[GradeRecord]):
     """Read a grades file line by line: yield every valid line and collect every error.
 
     ``artefacts`` maps the public id of each artefact of the session to its
@@ -179,6 +123,10 @@ class GradeFileReader:
     Iterate once, then call :meth:`report`. Only the ``max_errors`` errors with the lowest
     line numbers are kept (``error_count`` counts them all).
     """
+
+    what = "grades file"
+    empty_message = "the file holds no grades: expected one JSON object per (artefact, grader)"
+    long_line_hint = " (a line holds one assignment)"
 
     def __init__(
         self,
@@ -189,87 +137,26 @@ class GradeFileReader:
         max_errors: int = DEFAULT_MAX_ERRORS,
         max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
-        if max_errors < 1:
-            raise ValueError(f"max_errors must be at least 1, got {max_errors}")
-        self._file = fileobj
+        super().__init__(fileobj, max_errors=max_errors, max_line_bytes=max_line_bytes)
         self._artefacts = artefacts
         self._graders = graders
-        self._max_line_bytes = max_line_bytes
-        self._errors = _Errors(max_errors)
-        self._hash = hashlib.sha256()
         self._first_line: dict[tuple[str, str], int] = {}
-        self._content_lines = 0
         self._record_count = 0
-        self._consumed = False
-
-    @property
-    def has_errors(self) -> bool:
-        """Return whether any error has been found so far."""
-        return self._errors.count > 0
-
-    def add_error(self, line: int, name: str, message: str) -> None:
-        """Record an error the caller found (e.g. against stored grades) on ``line``."""
-        self._errors.add(line, name, message)
-
-    def __iter__(self) -> Iterator[GradeRecord]:
-        if self._consumed:
-            raise RuntimeError("a GradeFileReader reads its file once; make a new one")
-        self._consumed = True
-        for number, raw in self._physical_lines():
-            decoded = decode_object_line(number, raw)
-            if decoded.blank:
-                continue
-            self._content_lines += 1
-            if decoded.problem is not None:
-                self.add_error(number, *decoded.problem)
-                continue
-            record = self._record(number, decoded.value)
-            if record is not None:
-                self._record_count += 1
-                yield record
-        if self._content_lines == 0:
-            self.add_error(
-                FILE_LINE,
-                "file",
-                "the file holds no grades: expected one JSON object per (artefact, grader)",
-            )
 
     def report(self) -> GradeFileReport:
         """Return what the read found; call it after iterating."""
-        if not self._consumed:
-            raise RuntimeError("iterate the reader before asking for its report")
-        return GradeFileReport(
-            sha256=self._hash.hexdigest(),
-            record_count=self._record_count,
-            errors=self._errors.sorted(),
-            error_count=self._errors.count,
-            bad_line_count=len(self._errors.bad_lines),
-        )
-
-    def _physical_lines(self) -> Iterator[tuple[int, bytes]]:
-        """Yield (line number, bytes) of each line that is not too long; report the others."""
-        limit = self._max_line_bytes
-        for number, raw in enumerate(iter(lambda: self._file.readline(limit + 1), b""), 1):
-            if not isinstance(raw, bytes):
-                raise TypeError("the grades file must be opened in binary mode (bytes lines)")
-            self._hash.update(raw)
-            if len(raw) <= limit or raw.endswith(b"\n"):
-                yield number, raw
-                continue
-            self._content_lines += 1
-            rest = raw
-            while not rest.endswith(b"\n") and (rest := self._file.readline(_SKIP_CHUNK)):
-                self._hash.update(rest)
-            self.add_error(
-                number,
-                "line",
-                f"the line is longer than {limit:,} bytes (a line holds one assignment)",
-            )
+        return GradeFileReport(**self._report_fields(), record_count=self._record_count)
 
     # Validation of one line
 
     def _record(self, number: int, obj: dict[str, Any]) -> GradeRecord | None:
-        errors_before = self._errors.count
+        record = self._grade_line(number, obj)
+        if record is not None:
+            self._record_count += 1
+        return record
+
+    def _grade_line(self, number: int, obj: dict[str, Any]) -> GradeRecord | None:
+        errors_before = self._error_count
         for key in obj:
             if key not in FIELDS and key not in IGNORED_FIELDS:
                 self.add_error(number, key, f"unknown field; the fields are {', '.join(FIELDS)}")
@@ -278,28 +165,28 @@ class GradeFileReader:
         spec = self._artefacts.get(artefact) if artefact is not None else None
         if artefact is not None and spec is None:
             self.add_error(
-                number, "artefact", f"unknown artefact {_show(artefact)}: not in this session"
+                number, "artefact", f"unknown artefact {json_shown(artefact)}: not in this session"
             )
         if grader is not None and grader not in self._graders:
             self.add_error(
                 number,
                 "grader",
-                f"{_show(grader)} is not a grader of this session (its graders: "
+                f"{json_shown(grader)} is not a grader of this session (its graders: "
                 f"{_listed(self._graders)})",
             )
         elif grader is not None and spec is not None and grader not in spec.graders:
             self.add_error(
                 number,
                 "grader",
-                f"{_show(grader)} is not assigned to artefact {_show(artefact)} (its graders: "
-                f"{_listed(spec.graders)})",
+                f"{json_shown(grader)} is not assigned to artefact {json_shown(artefact)} "
+                f"(its graders: {_listed(spec.graders)})",
             )
         if spec is not None and "task_id" in obj and obj["task_id"] != spec.task_id:
             self.add_error(
                 number,
                 "task_id",
-                f"artefact {_show(artefact)} is task {_show(spec.task_id)}, not "
-                f"{_show(obj['task_id'])}",
+                f"artefact {json_shown(artefact)} is task {json_shown(spec.task_id)}, not "
+                f"{json_shown(obj['task_id'])}",
             )
         submitted = self._boolean(number, obj, "submitted", default=True)
         revise = self._boolean(number, obj, "revise", default=False)
@@ -316,10 +203,10 @@ class GradeFileReader:
                 self.add_error(
                     number,
                     "artefact",
-                    f"duplicate assignment: line {first} is also artefact {_show(artefact)} "
-                    f"graded by {_show(grader)}; give each (artefact, grader) once",
+                    f"duplicate assignment: line {first} is also artefact {json_shown(artefact)} "
+                    f"graded by {json_shown(grader)}; give each (artefact, grader) once",
                 )
-        if self._errors.count != errors_before:
+        if self._error_count != errors_before:
             return None
         assert artefact is not None and grader is not None and grades is not None
         assert submitted is not None and revise is not None and reason is not None
@@ -331,14 +218,14 @@ class GradeFileReader:
             return None
         value = obj[key]
         if not isinstance(value, str) or not value:
-            self.add_error(number, key, f"expected {what} (a string), got {_kind(value)}")
+            self.add_error(number, key, f"expected {what} (a string), got {json_kind(value)}")
             return None
         return value
 
     def _boolean(self, number: int, obj: dict[str, Any], key: str, *, default: bool) -> bool | None:
         value = obj.get(key, default)
         if not isinstance(value, bool):
-            self.add_error(number, key, f"expected true or false, got {_kind(value)}")
+            self.add_error(number, key, f"expected true or false, got {json_kind(value)}")
             return None
         return value
 
@@ -348,7 +235,8 @@ class GradeFileReader:
             self.add_error(
                 number,
                 "reason",
-                f"expected a text of at most {MAX_REASON_LENGTH:,} characters, got {_kind(value)}",
+                f"expected a text of at most {MAX_REASON_LENGTH:,} characters, "
+                f"got {json_kind(value)}",
             )
             return None
         if revise and not value.strip():
@@ -371,7 +259,7 @@ class GradeFileReader:
                 number,
                 "seconds",
                 f"expected the seconds spent on the artefact, 0 to {MAX_SECONDS:,.0f}, or null; "
-                f"got {_kind(value)}",
+                f"got {json_kind(value)}",
             )
             return None
         return float(value)
@@ -384,7 +272,7 @@ class GradeFileReader:
             return None
         value = obj["grades"]
         if not isinstance(value, dict):
-            self.add_error(number, "grades", f"expected an object of units, got {_kind(value)}")
+            self.add_error(number, "grades", f"expected an object of units, got {json_kind(value)}")
             return None
         grades: Grades = {}
         known = set(spec.unit_keys) if spec is not None else None
@@ -396,7 +284,7 @@ class GradeFileReader:
                 )
                 continue
             if not isinstance(unit, dict):
-                self.add_error(number, path, f"expected an object of fields, got {_kind(unit)}")
+                self.add_error(number, path, f"expected an object of fields, got {json_kind(unit)}")
                 continue
             grades[unit_key] = self._unit(number, path, unit_key, unit)
         if not submitting:
@@ -407,9 +295,10 @@ class GradeFileReader:
                 self.add_error(
                     number,
                     f"grades.{unit_key}.{name}",
-                    f"asked only {when}, and {decider} is {_show(unit.get(decider))}; leave it out",
+                    f"asked only {when}, and {decider} is {json_shown(unit.get(decider))}; "
+                    "leave it out",
                 )
-        if spec is None or number in self._errors.bad_lines:
+        if spec is None or self.line_has_error(number):
             return grades
         if missing := missing_fields(spec.unit_keys, grades):
             listed = ", ".join(f"{k} {f}" for k, f in missing[:_LISTED])
@@ -434,7 +323,7 @@ class GradeFileReader:
                 self.add_error(
                     number,
                     f"{path}.{name}",
-                    f"expected one of {', '.join(spec.values)}, got {_kind(value)}",
+                    f"expected one of {', '.join(spec.values)}, got {json_kind(value)}",
                 )
                 continue
             try:

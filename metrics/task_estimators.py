@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from enterpriseval.stats import cluster_mean_ci, pass_hat_k, wilson_interval
-from enterpriseval.stats._checks import (
+from enterpriseval.stats.checks import (
     as_count_vector,
     as_float_vector,
     check_open_unit,

@@ -18,11 +18,11 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 from rest_framework.views import APIView
 
-from charters.api.task_sets import ErrorOutput, _valid
 from charters.models import Configuration, TaskSet, UseCase
 from charters.models.tasks import Split
 from charters.selectors.configurations import configuration_get
 from charters.selectors.task_sets import task_set_get
+from enterpriseval.api import ErrorOutput, validated
 from enterpriseval.errors import ServiceError
 from runs.models import OutputStatus, Run
 from runs.selectors.runs import (
@@ -210,7 +210,7 @@ class RunListApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         use_case, _roles = run_access(request.user, key, write=True)
-        data = _valid(RunCreateInput, request.data)
+        data = validated(RunCreateInput, request.data)
         run = run_create(
             actor=request.user,
             use_case=use_case,
@@ -258,7 +258,7 @@ class RunImportApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         use_case, _roles = run_access(request.user, key, write=True)
-        data = _valid(RunImportInput, request.data)
+        data = validated(RunImportInput, request.data)
         upload = data["file"]
         run = output_import(
             actor=request.user,
@@ -296,7 +296,7 @@ class RunOutputsApi(APIView):
     )
     def get(self, request: Request, key: str, run_id: int) -> Response:
         run = _run(request, key, run_id)
-        query = _valid(OutputPageInput, request.query_params)
+        query = validated(OutputPageInput, request.query_params)
         page = run_outputs(
             run=run, offset=query["offset"], limit=query["limit"], status=query.get("status")
         )

@@ -3,7 +3,7 @@
 Pure: no Django import. :class:`OutputFileReader` reads a binary file object one line at a
 time (never the whole file), checks each line against the tasks of the run's split, yields
 each valid output as an :class:`OutputRecord` (already split into sentences), collects
-every problem as a :class:`~charters.task_import.LineError` naming the line and the field,
+every problem as a :class:`~enterpriseval.jsonl.LineError` naming the line and the field,
 and hashes the bytes as they pass.
 
 Every check can be made when its line is read: a repeated (task, repeat) pair is found
@@ -15,29 +15,23 @@ was (``has_errors`` says when to stop writing).
 
 from __future__ import annotations
 
-import hashlib
-import heapq
 import math
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, BinaryIO
 
-from charters.task_import import (
-    _SKIP_CHUNK,
-    _UNSTORABLE,
+from charters.task_import import MAX_ID_LENGTH
+from enterpriseval.jsonl import (
     DEFAULT_MAX_ERRORS,
-    FILE_LINE,
-    MAX_ID_LENGTH,
     MAX_LINE_BYTES,
-    LineError,
-    _kind,
-    _show,
-    _unstorable_in,
-    _unstorable_message,
-    decode_object_line,
+    JsonlReader,
+    JsonlReport,
+    unstorable_in,
+    unstorable_text,
 )
+from enterpriseval.values import json_kind, json_shown
 from runs.segment import Sentence, cited_chunk_ids, split_sentences
 from runs.trajectory import trajectory_problems
 
@@ -60,7 +54,7 @@ MAX_COST = Decimal("999999.999999")
 COST_QUANTUM = Decimal("0.000001")
 _LISTED_CHUNKS = 8
 
-__all__ = ["FILE_LINE", "LineError", "OutputFileReader", "OutputFileReport", "OutputRecord"]
+__all__ = ["OutputFileReader", "OutputFileReport", "OutputRecord"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,22 +82,14 @@ class OutputRecord:
 
 
 @dataclass(frozen=True)
-class OutputFileReport:
+class OutputFileReport(JsonlReport):
     """What one full read of an outputs file found."""
 
-    sha256: str
     output_count: int
     failed_count: int
-    errors: list[LineError]
-    error_count: int
-    bad_line_count: int
-
-    @property
-    def ok(self) -> bool:
-        return self.error_count == 0
 
 
-class OutputFileReader:
+class OutputFileReader(JsonlReader[OutputRecord]):
     """Read an outputs file line by line: yield every valid output and collect every error.
 
     ``tasks`` maps each task id of the run's split to the ids of its permitted source
@@ -113,6 +99,9 @@ class OutputFileReader:
     call :meth:`report`. Only the ``max_errors`` errors with the lowest line numbers are
     kept (``error_count`` counts them all).
     """
+
+    what = "outputs file"
+    empty_message = "the file holds no outputs: expected one JSON object per line"
 
     def __init__(
         self,
@@ -127,101 +116,30 @@ class OutputFileReader:
     ) -> None:
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
             raise ValueError(f"repeats must be an integer of at least 1, got {repeats!r}")
-        if max_errors < 1:
-            raise ValueError(f"max_errors must be at least 1, got {max_errors}")
-        self._file = fileobj
+        super().__init__(fileobj, max_errors=max_errors, max_line_bytes=max_line_bytes)
         self._tasks = tasks
         self._slot_of = {task_id: index for index, task_id in enumerate(tasks)}
         self._repeats = repeats
         self._scope = scope
         self._elsewhere = elsewhere or {}
-        self._max_errors = max_errors
-        self._max_line_bytes = max_line_bytes
         self._first_line = array("I", bytes(4 * len(tasks) * repeats))
-        self._hash = hashlib.sha256()
-        self._heap: list[tuple[int, int, LineError]] = []
-        self._error_count = 0
-        self._sequence = 0
-        self._bad_lines = bytearray()
-        self._content_lines = 0
         self._output_count = 0
         self._failed_count = 0
-        self._file_error = False
-        self._consumed = False
-
-    @property
-    def has_errors(self) -> bool:
-        """Return whether any error has been found so far."""
-        return self._error_count > 0
-
-    def __iter__(self) -> Iterator[OutputRecord]:
-        if self._consumed:
-            raise RuntimeError("an OutputFileReader reads its file once; make a new one")
-        self._consumed = True
-        for number, raw in self._lines():
-            if raw is None:
-                continue
-            record = self._read_line(number, raw)
-            if record is not None:
-                self._output_count += 1
-                self._failed_count += record.failed
-                yield record
-        if self._content_lines == 0:
-            self._error(
-                FILE_LINE, "file", "the file holds no outputs: expected one JSON object per line"
-            )
 
     def report(self) -> OutputFileReport:
         """Return what the read found; call it after iterating."""
-        if not self._consumed:
-            raise RuntimeError("iterate the reader before asking for its report")
-        errors = [error for _line, _seq, error in sorted(self._heap, reverse=True)]
         return OutputFileReport(
-            sha256=self._hash.hexdigest(),
+            **self._report_fields(),
             output_count=self._output_count,
             failed_count=self._failed_count,
-            errors=errors,
-            error_count=self._error_count,
-            bad_line_count=self._bad_lines.count(1) + self._file_error,
         )
 
-    # Reading
-
-    def _lines(self) -> Iterator[tuple[int, bytes | None]]:
-        """Yield (line number, bytes) per physical line; ``None`` for an over-long line."""
-        readline = self._file.readline
-        limit = self._max_line_bytes
-        number = 0
-        while True:
-            raw = readline(limit + 1)
-            if not raw:
-                return
-            if not isinstance(raw, bytes):
-                raise TypeError("the outputs file must be opened in binary mode (bytes lines)")
-            number += 1
-            self._bad_lines.append(0)
-            self._hash.update(raw)
-            if len(raw) > limit and not raw.endswith(b"\n"):
-                self._content_lines += 1
-                while rest := readline(_SKIP_CHUNK):
-                    self._hash.update(rest)
-                    if rest.endswith(b"\n"):
-                        break
-                self._error(number, "line", f"the line is longer than {limit:,} bytes")
-                yield number, None
-                continue
-            yield number, raw
-
-    def _read_line(self, number: int, raw: bytes) -> OutputRecord | None:
-        decoded = decode_object_line(number, raw)
-        if decoded.blank:
-            return None
-        self._content_lines += 1
-        if decoded.problem is not None:
-            self._error(number, *decoded.problem)
-            return None
-        value = decoded.value
-        return self._output(number, value)
+    def _record(self, number: int, obj: dict[str, Any]) -> OutputRecord | None:
+        record = self._output(number, obj)
+        if record is not None:
+            self._output_count += 1
+            self._failed_count += record.failed
+        return record
 
     # Validation of one line
 
@@ -229,7 +147,7 @@ class OutputFileReader:
         errors_before = self._error_count
         for key in obj:
             if key not in FIELDS:
-                self._error(number, key, f"unknown field; the fields are {', '.join(FIELDS)}")
+                self.add_error(number, key, f"unknown field; the fields are {', '.join(FIELDS)}")
         task_id = self._task_id(number, obj)
         repeat = self._repeat(number, obj)
         error = self._error_text(number, obj)
@@ -242,11 +160,11 @@ class OutputFileReader:
             if permitted is not None:
                 for chunk_id in inline:
                     if chunk_id not in permitted:
-                        self._error(
+                        self.add_error(
                             number,
                             "text",
-                            f"cites chunk {_show(chunk_id)}, which is not among the permitted "
-                            f"sources of task {_show(task_id)} ({_listed(permitted)})",
+                            f"cites chunk {json_shown(chunk_id)}, which is not among the permitted "
+                            f"sources of task {json_shown(task_id)} ({_listed(permitted)})",
                         )
         prompt_tokens = self._count(number, obj, "prompt_tokens")
         completion_tokens = self._count(number, obj, "completion_tokens")
@@ -260,10 +178,10 @@ class OutputFileReader:
             slot = self._slot_of[task_id] * self._repeats + repeat
             first = self._first_line[slot]
             if first:
-                self._error(
+                self.add_error(
                     number,
                     "task_id",
-                    f"duplicate output: line {first} is also task {_show(task_id)} at repeat "
+                    f"duplicate output: line {first} is also task {json_shown(task_id)} at repeat "
                     f"{repeat}; give each (task_id, repeat) once",
                 )
             else:
@@ -290,22 +208,26 @@ class OutputFileReader:
 
     def _task_id(self, number: int, obj: dict[str, Any]) -> str | None:
         if "task_id" not in obj:
-            self._error(number, "task_id", "required: the id of a task of the run's split")
+            self.add_error(number, "task_id", "required: the id of a task of the run's split")
             return None
         value = obj["task_id"]
         if not isinstance(value, str) or not value:
-            self._error(number, "task_id", f"expected a non-empty string, got {_kind(value)}")
+            self.add_error(
+                number, "task_id", f"expected a non-empty string, got {json_kind(value)}"
+            )
             return None
         if len(value) > MAX_ID_LENGTH:
-            self._error(number, "task_id", f"at most {MAX_ID_LENGTH} characters, got {len(value)}")
+            self.add_error(
+                number, "task_id", f"at most {MAX_ID_LENGTH} characters, got {len(value)}"
+            )
             return None
         if value not in self._tasks:
             other = self._elsewhere.get(value)
             where = f"; it is a task of split {other}" if other else ""
-            self._error(
+            self.add_error(
                 number,
                 "task_id",
-                f"unknown task id {_show(value)}: not a task of {self._scope}{where}",
+                f"unknown task id {json_shown(value)}: not a task of {self._scope}{where}",
             )
             return None
         return value
@@ -314,10 +236,12 @@ class OutputFileReader:
         value = obj.get("repeat", 0)
         last = self._repeats - 1
         if isinstance(value, bool) or not isinstance(value, int):
-            self._error(number, "repeat", f"expected an integer 0–{last}, got {_kind(value)}")
+            self.add_error(
+                number, "repeat", f"expected an integer 0–{last}, got {json_kind(value)}"
+            )
             return None
         if not 0 <= value <= last:
-            self._error(
+            self.add_error(
                 number,
                 "repeat",
                 f"repeat {value} is out of range: the run has K = {self._repeats} "
@@ -331,11 +255,11 @@ class OutputFileReader:
             return ""
         value = obj["error"]
         if not isinstance(value, str) or not value.strip():
-            self._error(
+            self.add_error(
                 number,
                 "error",
-                f"expected a non-empty string saying why the output failed, got {_kind(value)}; "
-                "omit the field for an output that did not fail",
+                "expected a non-empty string saying why the output failed, got "
+                f"{json_kind(value)}; omit the field for an output that did not fail",
             )
             return None
         return self._storable(number, "error", value)
@@ -344,14 +268,14 @@ class OutputFileReader:
         if "text" not in obj:
             if failed:
                 return ""
-            self._error(number, "text", "required: the output's text (or an error if it failed)")
+            self.add_error(number, "text", "required: the output's text (or an error if it failed)")
             return None
         value = obj["text"]
         if not isinstance(value, str):
-            self._error(number, "text", f"expected a string, got {_kind(value)}")
+            self.add_error(number, "text", f"expected a string, got {json_kind(value)}")
             return None
         if not failed and not value.strip():
-            self._error(
+            self.add_error(
                 number, "text", "must not be empty; an output that failed needs an error field"
             )
             return None
@@ -368,30 +292,32 @@ class OutputFileReader:
             return None
         value = obj["cited_chunk_ids"]
         if not isinstance(value, list):
-            self._error(
-                number, "cited_chunk_ids", f"expected a list of chunk ids, got {_kind(value)}"
+            self.add_error(
+                number, "cited_chunk_ids", f"expected a list of chunk ids, got {json_kind(value)}"
             )
             return None
         seen: dict[str, int] = {}
         for index, chunk_id in enumerate(value):
             path = f"cited_chunk_ids[{index}]"
             if not isinstance(chunk_id, str) or not chunk_id:
-                self._error(number, path, f"expected a chunk id string, got {_kind(chunk_id)}")
+                self.add_error(
+                    number, path, f"expected a chunk id string, got {json_kind(chunk_id)}"
+                )
             elif chunk_id in seen:
-                self._error(
+                self.add_error(
                     number,
                     path,
-                    f"duplicate chunk id {_show(chunk_id)} "
+                    f"duplicate chunk id {json_shown(chunk_id)} "
                     f"(also cited_chunk_ids[{seen[chunk_id]}])",
                 )
             else:
                 seen[chunk_id] = index
                 if permitted is not None and chunk_id not in permitted:
-                    self._error(
+                    self.add_error(
                         number,
                         path,
-                        f"chunk {_show(chunk_id)} is not among the permitted sources of task "
-                        f"{_show(task_id)} ({_listed(permitted)})",
+                        f"chunk {json_shown(chunk_id)} is not among the permitted sources of task "
+                        f"{json_shown(task_id)} ({_listed(permitted)})",
                     )
         return tuple(seen)
 
@@ -400,8 +326,10 @@ class OutputFileReader:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-            self._error(
-                number, key, f"expected a whole number 0–{MAX_COUNT:,} or null, got {_kind(value)}"
+            self.add_error(
+                number,
+                key,
+                f"expected a whole number 0–{MAX_COUNT:,} or null, got {json_kind(value)}",
             )
             return None
         return value
@@ -416,10 +344,10 @@ class OutputFileReader:
             or not math.isfinite(value)
             or value < 0
         ):
-            self._error(
+            self.add_error(
                 number,
                 "generation_seconds",
-                f"expected a number of seconds ≥ 0 or null, got {_kind(value)}",
+                f"expected a number of seconds ≥ 0 or null, got {json_kind(value)}",
             )
             return None
         return float(value)
@@ -434,16 +362,16 @@ class OutputFileReader:
             or not math.isfinite(value)
             or value < 0
         ):
-            self._error(
+            self.add_error(
                 number,
                 "cost_usd",
-                f"expected a cost in US dollars ≥ 0, or null if unknown; got {_kind(value)}",
+                f"expected a cost in US dollars ≥ 0, or null if unknown; got {json_kind(value)}",
             )
             return None
         # repr gives the shortest decimal that reads back as the same float: the file's digits.
         cost = Decimal(repr(value)).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         if cost > MAX_COST:
-            self._error(number, "cost_usd", f"at most {MAX_COST} US dollars per output")
+            self.add_error(number, "cost_usd", f"at most {MAX_COST} US dollars per output")
             return None
         return cost
 
@@ -452,10 +380,12 @@ class OutputFileReader:
         if value is None:
             return None
         if not isinstance(value, bool):
-            self._error(number, "success", f"expected true, false or null, got {_kind(value)}")
+            self.add_error(
+                number, "success", f"expected true, false or null, got {json_kind(value)}"
+            )
             return None
         if value and failed:
-            self._error(number, "success", "an output with an error cannot be a success")
+            self.add_error(number, "success", "an output with an error cannot be a success")
             return None
         return value
 
@@ -466,36 +396,20 @@ class OutputFileReader:
         problems = trajectory_problems(value)
         for problem in problems:
             path = f"trajectory.{problem.path}" if problem.path else "trajectory"
-            self._error(number, path, problem.message)
+            self.add_error(number, path, problem.message)
         if problems:
             return None
-        if located := _unstorable_in(value):
-            self._error(number, f"trajectory{located[0]}", located[1])
+        if located := unstorable_in(value):
+            self.add_error(number, f"trajectory{located[0]}", located[1])
             return None
         assert isinstance(value, dict)
         return value
 
     def _storable(self, number: int, field: str, value: str) -> str | None:
-        if match := _UNSTORABLE.search(value):
-            self._error(number, field, _unstorable_message(match.group(), match.start()))
+        if problem := unstorable_text(value):
+            self.add_error(number, field, problem)
             return None
         return value
-
-    # Errors
-
-    def _error(self, line: int, field: str, message: str) -> None:
-        """Record an error, keeping only the ``max_errors`` with the lowest line numbers."""
-        self._error_count += 1
-        self._sequence += 1
-        if line == FILE_LINE:
-            self._file_error = True
-        else:
-            self._bad_lines[line - 1] = 1
-        entry = (-line, -self._sequence, LineError(line=line, field=field, message=message))
-        if len(self._heap) < self._max_errors:
-            heapq.heappush(self._heap, entry)
-        elif entry > self._heap[0]:
-            heapq.heapreplace(self._heap, entry)
 
 
 def _listed(chunk_ids: frozenset[str]) -> str:

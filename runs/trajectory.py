@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from enterpriseval.values import json_kind
+
 PHASES: tuple[tuple[str, str, str], ...] = (
     ("input_context", "Input and context", "sources, completeness, access policy"),
     ("planning", "Planning", "sub-tasks, stopping rule, step count"),
@@ -92,7 +94,8 @@ def trajectory_timeline(record: dict[str, Any]) -> list[TimelinePhase]:
 
 def _problems(record: Any) -> Iterator[TrajectoryProblem]:
     if not isinstance(record, dict):
-        yield TrajectoryProblem("", f"expected an object with phases, got {_kind(record)}")
+        got = json_kind(record, show_text=False)
+        yield TrajectoryProblem("", f"expected an object with phases, got {got}")
         return
     unknown = [key for key in record if key not in PHASE_KEYS]
     for key in unknown:
@@ -103,7 +106,8 @@ def _problems(record: Any) -> Iterator[TrajectoryProblem]:
     for key in present:
         steps = record[key]
         if not isinstance(steps, list):
-            yield TrajectoryProblem(key, f"expected a list of steps [...], got {_kind(steps)}")
+            got = json_kind(steps, show_text=False)
+            yield TrajectoryProblem(key, f"expected a list of steps [...], got {got}")
             continue
         yield from _phase_problems(key, steps)
 
@@ -113,14 +117,16 @@ def _phase_problems(key: str, steps: list[Any]) -> Iterator[TrajectoryProblem]:
     for index, step in enumerate(steps):
         path = f"{key}[{index}]"
         if not isinstance(step, dict):
-            yield TrajectoryProblem(path, f"expected a step object {{...}}, got {_kind(step)}")
+            got = json_kind(step, show_text=False)
+            yield TrajectoryProblem(path, f"expected a step object {{...}}, got {got}")
             continue
         summary = step.get("summary")
         if "summary" not in step:
             yield TrajectoryProblem(f"{path}.summary", "required: a non-empty string")
         elif not isinstance(summary, str) or not summary.strip():
             yield TrajectoryProblem(
-                f"{path}.summary", f"expected a non-empty string, got {_kind(summary)}"
+                f"{path}.summary",
+                f"expected a non-empty string, got {json_kind(summary, show_text=False)}",
             )
         if "at" not in step:
             yield TrajectoryProblem(
@@ -153,7 +159,10 @@ def _phase_problems(key: str, steps: list[Any]) -> Iterator[TrajectoryProblem]:
 
 def _at(value: Any) -> tuple[int | datetime | None, str | None]:
     if isinstance(value, bool):
-        return None, f"expected an ISO 8601 date-time or a step number, got {_kind(value)}"
+        return None, (
+            "expected an ISO 8601 date-time or a step number, got "
+            + json_kind(value, show_text=False)
+        )
     if isinstance(value, int):
         if value < 0:
             return None, f"a step number must be 0 or more, got {value}"
@@ -172,24 +181,12 @@ def _at(value: Any) -> tuple[int | datetime | None, str | None]:
                 "time is unambiguous"
             )
         return moment, None
-    return None, f"expected an ISO 8601 date-time or a step number, got {_kind(value)}"
+    return None, (
+        "expected an ISO 8601 date-time or a step number, got " + json_kind(value, show_text=False)
+    )
 
 
 def _shown(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"number {value}"
-    if isinstance(value, str):
-        return "an empty string" if not value.strip() else "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"

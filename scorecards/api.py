@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from charters.api.task_sets import ErrorOutput
+from enterpriseval.api import ErrorOutput
 from gates.selectors import decision_get
 from scorecards.models import Scorecard
 from scorecards.selectors import (

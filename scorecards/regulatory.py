@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from enterpriseval.values import type_name
 from scorecards.artefacts import ARTEFACT_KINDS, ArtefactRef
 
 __all__ = [
@@ -334,7 +335,7 @@ class _Checker:
         if not isinstance(document, dict):
             self.problems.append(
                 f"{self.name}: the pack must be a mapping with the keys {', '.join(PACK_KEYS)};"
-                f" found {_kind_of(document)}"
+                f" found {type_name(document, style='shown')}"
             )
             return None
         self.keys(document, "", PACK_KEYS)
@@ -373,7 +374,7 @@ class _Checker:
         value = mapping[key]
         if not isinstance(value, str):
             hint = ' (quote it, e.g. version: "2026.1")' if isinstance(value, float) else ""
-            self.fail(full, f"expected a text, got {_kind_of(value)}{hint}")
+            self.fail(full, f"expected a text, got {type_name(value, style='shown')}{hint}")
             return None
         if not value.strip():
             self.fail(full, "must not be empty")
@@ -385,13 +386,13 @@ class _Checker:
         if "notes" not in document:
             return ()
         if not isinstance(value, list):
-            self.fail("notes", f"expected a list of texts, got {_kind_of(value)}")
+            self.fail("notes", f"expected a list of texts, got {type_name(value, style='shown')}")
             return ()
         notes = []
         for position, note in enumerate(value):
             path = f"notes[{position}]"
             if not isinstance(note, str) or not note.strip():
-                self.fail(path, f"expected a non-empty text, got {_kind_of(note)}")
+                self.fail(path, f"expected a non-empty text, got {type_name(note, style='shown')}")
             else:
                 notes.append(" ".join(note.split()))
         return tuple(notes)
@@ -401,7 +402,10 @@ class _Checker:
             return ()
         value = document["entries"]
         if not isinstance(value, list) or not value:
-            self.fail("entries", f"expected a non-empty list of entries, got {_kind_of(value)}")
+            self.fail(
+                "entries",
+                f"expected a non-empty list of entries, got {type_name(value, style='shown')}",
+            )
             return ()
         entries = []
         first_at: dict[str, int] = {}
@@ -441,7 +445,9 @@ class _Checker:
         value = entry["artefacts"]
         full = f"{path}.artefacts"
         if not isinstance(value, list):
-            self.fail(full, f"expected a list of artefact kinds, got {_kind_of(value)}")
+            self.fail(
+                full, f"expected a list of artefact kinds, got {type_name(value, style='shown')}"
+            )
             return None
         if not value:
             self.fail(full, "lists no artefact: each clause needs at least one")
@@ -451,7 +457,7 @@ class _Checker:
         for position, kind in enumerate(value):
             item = f"{full}[{position}]"
             if not isinstance(kind, str):
-                self.fail(item, f"expected an artefact kind, got {_kind_of(kind)}")
+                self.fail(item, f"expected an artefact kind, got {type_name(kind, style='shown')}")
                 ok = False
             elif kind not in ARTEFACT_KINDS:
                 known = ", ".join(ARTEFACT_KINDS)
@@ -464,22 +470,6 @@ class _Checker:
             else:
                 kinds.append(kind)
         return tuple(kinds) if ok else None
-
-
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"a boolean ({value})"
-    if isinstance(value, int | float):
-        return f"a number ({value!r})"
-    if isinstance(value, str):
-        return "an empty text" if not value.strip() else f"a text ({value!r})"
-    if isinstance(value, list):
-        return "an empty list" if not value else "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from charters.models.charters import Treatment
 from charters.permissions import use_case_for_unblinded
 from egibench.selectors import egi_evidence_for
 from enterpriseval.plotting import svg_data_uri
+from enterpriseval.values import number_text
 from gates.models import Decision
 from gates.selectors import Plot, decision_plots, gate_result_from_dict, value_estimate_from_dict
 from grading.rubric import RUBRIC_VERSION
@@ -884,11 +885,7 @@ def must_know(content: Mapping[str, Any]) -> list[str]:
 def _fmt(value: Any) -> str:
     if value is None:
         return "—"
-    return (
-        f"{float(value):.2f}".rstrip("0").rstrip(".")
-        if isinstance(value, int | float)
-        else str(value)
-    )
+    return number_text(value, 2) if isinstance(value, int | float) else str(value)
 
 
 def plots_for(content: Mapping[str, Any], digest: str, decision: Decision) -> list[Plot]:

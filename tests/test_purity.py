@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PURE_MODULES = [
     "enterpriseval.stats",
     "enterpriseval.plotting",
+    "enterpriseval.jsonl",
+    "enterpriseval.values",
     "gates.algorithm",
     "gates.value_model",
     "audit.canonical",

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import Http404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.request import Request
@@ -24,6 +24,7 @@ from charters.selectors.configurations import (
     configuration_use_case_for,
 )
 from charters.services.configurations import configuration_upload
+from enterpriseval.api import ErrorOutput
 from enterpriseval.errors import ServiceError
 
 MAX_DOCUMENT_BYTES = 1_000_000
@@ -113,22 +114,6 @@ class ParityOutput(serializers.Serializer[dict]):
     differing_components = serializers.ListField(child=serializers.CharField())
     components = ComponentParityOutput(many=True)
     metadata_differences = LeafDifferenceOutput(many=True)
-
-
-ErrorOutput = inline_serializer(
-    name="ConfigurationError",
-    fields={
-        "error": inline_serializer(
-            name="ConfigurationErrorBody",
-            fields={
-                "code": serializers.CharField(),
-                "message": serializers.CharField(),
-                "field": serializers.CharField(allow_null=True),
-                "details": serializers.ListField(child=serializers.DictField()),
-            },
-        )
-    },
-)
 
 
 class ConfigurationListApi(APIView):

@@ -7,7 +7,7 @@ from typing import Any
 from django.http import Http404
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -26,22 +26,7 @@ from charters.selectors.task_sets import (
     task_set_tasks,
 )
 from charters.services.task_sets import IMPORT_ROLES, task_set_import
-from enterpriseval.errors import ServiceError
-
-ErrorOutput = inline_serializer(
-    name="ErrorOutput",
-    fields={
-        "error": inline_serializer(
-            name="ErrorBody",
-            fields={
-                "code": serializers.CharField(),
-                "message": serializers.CharField(),
-                "field": serializers.CharField(allow_null=True),
-                "details": serializers.ListField(child=serializers.DictField()),
-            },
-        )
-    },
-)
+from enterpriseval.api import ErrorOutput, validated
 
 
 class SplitCountsOutput(serializers.Serializer[dict[str, int]]):
@@ -148,7 +133,7 @@ class TaskSetListApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         use_case = use_case_for(request.user, key, roles=IMPORT_ROLES)
-        data = _valid(TaskSetImportInput, request.data)
+        data = validated(TaskSetImportInput, request.data)
         upload = data["file"]
         task_set = task_set_import(
             actor=request.user,
@@ -178,7 +163,7 @@ class TaskSetTasksApi(APIView):
     )
     def get(self, request: Request, key: str, name: str, version: int) -> Response:
         task_set = _task_set(request, key, name, version)
-        query = _valid(TaskPageInput, request.query_params)
+        query = validated(TaskPageInput, request.query_params)
         page = task_set_tasks(
             task_set=task_set,
             offset=query["offset"],
@@ -209,21 +194,6 @@ def _task_set(request: Request, key: str, name: str, version: int) -> TaskSet:
     if task_set is None:
         raise Http404(f"No task set {name} v{version} in {use_case.key}.")
     return task_set
-
-
-def _valid(serializer_class: type[serializers.Serializer[Any]], data: Any) -> dict[str, Any]:
-    """Return the validated data, or raise a ServiceError naming every field at fault."""
-    serializer = serializer_class(data=data)
-    if serializer.is_valid():
-        return dict(serializer.validated_data)
-    details = [
-        {"field": field, "message": " ".join(str(m) for m in messages)}
-        for field, messages in serializer.errors.items()
-    ]
-    first = details[0]
-    raise ServiceError(
-        f"{first['field']}: {first['message']}", field=first["field"], details=details
-    )
 
 
 def _task_set_args(task_set: TaskSet) -> list[object]:

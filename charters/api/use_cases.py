@@ -15,6 +15,7 @@ from charters.models import Membership, Role, UseCase
 from charters.permissions import use_case_for, user_roles
 from charters.selectors.use_cases import use_case_list
 from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
+from enterpriseval.errors import ServiceError
 
 
 class UseCaseOutput(serializers.ModelSerializer[UseCase]):
@@ -109,17 +110,7 @@ class MembershipDetailApi(APIView):
         use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
         user = get_object_or_404(get_user_model(), username=username)
         if role not in Role.values:
-            return Response(
-                {
-                    "error": {
-                        "code": "invalid",
-                        "message": f"unknown role {role!r}",
-                        "field": "role",
-                        "details": [],
-                    }
-                },
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            raise ServiceError(f"unknown role {role!r}", field="role")
         membership_revoke(actor=request.user, use_case=use_case, user=user, role=role)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -27,14 +27,9 @@ from charters.models import (
 )
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
-from charters.task_import import (
-    DEFAULT_MAX_ERRORS,
-    TaskFileReader,
-    TaskFileReport,
-    TaskRecord,
-    check_task_file,
-)
+from charters.task_import import TaskFileReader, TaskRecord, check_task_file
 from enterpriseval.errors import ConflictError, ServiceError
+from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
 
 IMPORT_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 TASK_BATCH = 2000
@@ -69,12 +64,7 @@ def task_set_import(
     with _seekable(fileobj) as stream:
         checked = check_task_file(stream, max_errors=MAX_LISTED_ERRORS)
         if not checked.ok:
-            raise ServiceError(
-                f"{filename}: {checked.error_count} error(s) on {checked.bad_line_count} "
-                "line(s); nothing was imported. Correct every listed line and import again.",
-                field="file",
-                details=error_details(checked),
-            )
+            raise ServiceError(checked.refusal(filename), field="file", details=checked.details())
         locked = UseCase.objects.select_for_update().get(pk=use_case.pk)
         latest = TaskSet.objects.filter(use_case=locked, name=name).aggregate(Max("version"))
         task_set = TaskSet.objects.create(
@@ -118,21 +108,6 @@ def task_set_import(
         note=f"task set {task_set.name} v{task_set.version} imported",
     )
     return task_set
-
-
-def error_details(report: TaskFileReport) -> list[dict[str, object]]:
-    """Return the listed errors as dicts, with a closing "and N more" entry if some were cut."""
-    details: list[dict[str, object]] = [error.as_dict() for error in report.errors]
-    hidden = report.error_count - len(report.errors)
-    if hidden > 0:
-        details.append(
-            {
-                "line": None,
-                "field": "file",
-                "message": f"and {hidden} more error(s) after line {report.errors[-1].line}",
-            }
-        )
-    return details
 
 
 def _write_tasks(task_set: TaskSet, records: Iterable[TaskRecord]) -> None:

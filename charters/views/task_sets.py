@@ -18,7 +18,6 @@ from charters.selectors.task_sets import task_set_get, task_set_list, task_set_t
 from charters.services.task_sets import (
     IMPORT_ROLES,
     MAX_LISTED_ERRORS,
-    error_details,
     task_set_import,
 )
 from charters.task_import import check_task_file
@@ -62,7 +61,7 @@ def task_set_import_view(request: HttpRequest, key: str) -> HttpResponse:
     upload = form.cleaned_data["file"]
     if "check" in request.POST:
         report = check_task_file(upload, max_errors=MAX_LISTED_ERRORS)
-        context.update(checked=report, errors=error_details(report), filename=upload.name)
+        context.update(checked=report, errors=report.details(), filename=upload.name)
         status = 200 if report.ok else 400
         return render(request, "charters/task_set_import.html", context, status=status)
     try:

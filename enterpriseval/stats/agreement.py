@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from enterpriseval.stats._checks import check_same_length
+from enterpriseval.stats.checks import check_same_length
 
 KappaWeights = Literal["linear", "quadratic"] | None
 AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]

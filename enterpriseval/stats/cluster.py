@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import t as student_t
 
-from enterpriseval.stats._checks import (
+from enterpriseval.stats.checks import (
     as_count_vector,
     as_float_vector,
     check_alpha,

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import betainccinv, betaincinv
 from scipy.stats import norm
 
-from enterpriseval.stats._checks import as_count_vector, check_alpha
+from enterpriseval.stats.checks import as_count_vector, check_alpha
 
 FloatArray = NDArray[np.float64]
 

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import norm
 
-from enterpriseval.stats._checks import as_float_vector, check_alpha, check_same_length
+from enterpriseval.stats.checks import as_float_vector, check_alpha, check_same_length
 
 FloatArray = NDArray[np.float64]
 

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from enterpriseval.stats._checks import as_count_vector, check_same_length
+from enterpriseval.stats.checks import as_count_vector, check_same_length
 
 IntArray = NDArray[np.int64]
 

@@ -6,7 +6,7 @@ import math
 
 from scipy.stats import norm
 
-from enterpriseval.stats._checks import check_alpha, check_open_unit
+from enterpriseval.stats.checks import check_alpha, check_open_unit
 
 # A product such as z²·p(1−p)/margin² that lies within this relative distance of an
 # integer is taken to be that integer: decimal inputs (0.1, 0.05) are not exact in

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from charters.api.task_sets import ErrorOutput, _valid
+from enterpriseval.api import ErrorOutput, validated
 from enterpriseval.errors import ServiceError
 from grading.models import Adjudication
 from grading.selectors.adjudication import (
@@ -128,7 +128,7 @@ class AdjudicationQueueApi(APIView):
     )
     def post(self, request: Request, key: str, public_id: str) -> Response:
         access = adjudication_access(request.user, key, public_id, write=True)
-        data = _valid(AdjudicationInput, request.data)
+        data = validated(AdjudicationInput, request.data)
         artefact = access.session.artefacts.filter(public_id=data["artefact"]).first()
         if artefact is None:
             raise ServiceError(

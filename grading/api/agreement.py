@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from charters.api.task_sets import ErrorOutput
+from enterpriseval.api import ErrorOutput
 from grading.selectors.agreement import agreement_report, agreement_session, calibration_report
 
 

@@ -12,9 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from charters.api.task_sets import ErrorOutput, _valid
 from charters.models import Role, UseCase
 from charters.permissions import require_role, use_case_for
+from enterpriseval.api import ErrorOutput, validated
 from enterpriseval.errors import ServiceError
 from grading.models import DefectKind, OversightStudy, ReviewDecision
 from grading.selectors.oversight import (
@@ -220,7 +220,7 @@ class OversightStudyListApi(APIView):
     def post(self, request: Request, key: str) -> Response:
         use_case = use_case_for(request.user, key, roles=READ_ROLES)
         require_role(request.user, use_case, [Role.CHARTER_OWNER])
-        data = _valid(StudyCreateInput, request.data)
+        data = validated(StudyCreateInput, request.data)
         study = oversight_study_create(
             actor=request.user,
             use_case=use_case,
@@ -287,7 +287,7 @@ class OversightDecisionApi(APIView):
     )
     def post(self, request: Request, public_id: str) -> Response:
         item = oversight_item_for_reviewer(request.user, public_id)
-        data = _valid(DecisionInput, request.data)
+        data = validated(DecisionInput, request.data)
         item = oversight_item_decide(actor=request.user, item=item, **data)
         return Response(ReviewItemOutput(oversight_review(item=item)).data)
 

@@ -26,8 +26,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from charters.api.task_sets import ErrorOutput, _valid
 from charters.models import UseCase
+from enterpriseval.api import ErrorOutput, validated
 from enterpriseval.errors import ServiceError
 from grading.models import GradingSession, SampleDesign
 from grading.selectors.sessions import (
@@ -238,7 +238,7 @@ class SessionListApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         use_case = session_access(request.user, key, write=True)
-        data = _valid(SessionCreateInput, request.data)
+        data = validated(SessionCreateInput, request.data)
         session = session_create(
             actor=request.user,
             use_case=use_case,
@@ -304,7 +304,7 @@ class SessionGradesApi(APIView):
     )
     def get(self, request: Request, key: str, public_id: str) -> StreamingHttpResponse:
         _use_case, session = session_for(request.user, key, public_id)
-        query = _valid(ExportInput, request.query_params)
+        query = validated(ExportInput, request.query_params)
         return grades_response(session, final=query["final"], provenance=query["provenance"])
 
 
@@ -338,7 +338,7 @@ class SessionGradesImportApi(APIView):
             stream = request.data if hasattr(request.data, "readline") else io.BytesIO()
             filename = "grades.jsonl"
         else:
-            upload = _valid(GradesImportInput, request.data)["file"]
+            upload = validated(GradesImportInput, request.data)["file"]
             stream, filename = upload, upload.name
         result = grades_import(
             actor=request.user, session=session, fileobj=stream, filename=filename

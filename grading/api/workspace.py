@@ -18,13 +18,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from charters.api.task_sets import (
-    ErrorOutput,
-    GuidanceOutput,
-    KeyElementOutput,
-    SourceOutput,
-    _valid,
-)
+from charters.api.task_sets import GuidanceOutput, KeyElementOutput, SourceOutput
+from enterpriseval.api import ErrorOutput, validated
 from grading.models import Assignment
 from grading.rubric import FIELDS, FIELDS_BY_KIND
 from grading.selectors.artefacts import assignment_for_grader
@@ -237,7 +232,7 @@ class AssignmentGradesApi(APIView):
     )
     def post(self, request: Request, public_id: str) -> Response:
         assignment = assignment_for_grader(request.user, public_id)
-        data = _valid(GradesInput, request.data)
+        data = validated(GradesInput, request.data)
         assignment = grades_save(
             actor=request.user,
             assignment=assignment,
@@ -279,7 +274,7 @@ class AssignmentSubmitApi(APIView):
 def _timed(request: Request, public_id: str, service: Callable[..., Assignment]) -> Assignment:
     """Call ``service`` on the user's own assignment with the body's ``elapsed_seconds``."""
     assignment = assignment_for_grader(request.user, public_id)
-    data = _valid(ElapsedInput, request.data)
+    data = validated(ElapsedInput, request.data)
     return service(
         actor=request.user, assignment=assignment, elapsed_seconds=data["elapsed_seconds"]
     )

@@ -96,12 +96,7 @@ def grades_import(
                 reader.add_error(record.line, error.field or "line", error.message)
     report = reader.report()
     if not report.ok:
-        raise ServiceError(
-            f"{filename}: {report.error_count} error(s) on {report.bad_line_count} line(s); "
-            "nothing was imported. Correct every listed line and import again.",
-            field="file",
-            details=report.details(),
-        )
+        raise ServiceError(report.refusal(filename), field="file", details=report.details())
     result = GradeImportResult(sha256=report.sha256, lines=report.record_count, **importer.counts)
     audit_record(
         actor=actor,

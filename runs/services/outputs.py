@@ -28,8 +28,9 @@ from charters.models.tasks import Split
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
 from enterpriseval.errors import ServiceError
+from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus, Trajectory, Unit
-from runs.output_import import DEFAULT_MAX_ERRORS, OutputFileReader, OutputFileReport, OutputRecord
+from runs.output_import import OutputFileReader, OutputRecord
 from runs.segment import UnitSpec, build_units, units_from_sentences
 
 IMPORT_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
@@ -105,12 +106,7 @@ def output_import(
             batch.clear()
     report = reader.report()
     if not report.ok:
-        raise ServiceError(
-            f"{filename}: {report.error_count} error(s) on {report.bad_line_count} line(s); "
-            "nothing was imported. Correct every listed line and import again.",
-            field="file",
-            details=error_details(report),
-        )
+        raise ServiceError(report.refusal(filename), field="file", details=report.details())
     if batch:
         _write_batch(run, batch, gold, totals)
     if totals.cost > MAX_RUN_COST:
@@ -199,21 +195,6 @@ def units_build(*, outputs: Sequence[Output]) -> int:
     # ignore_conflicts: a concurrent call that built the same output's units first wins.
     Unit.objects.bulk_create(units, batch_size=UNIT_BATCH, ignore_conflicts=True)
     return len(units)
-
-
-def error_details(report: OutputFileReport) -> list[dict[str, object]]:
-    """Return the listed errors as dicts, with a closing "and N more" entry if some were cut."""
-    details: list[dict[str, object]] = [error.as_dict() for error in report.errors]
-    hidden = report.error_count - len(report.errors)
-    if hidden > 0:
-        details.append(
-            {
-                "line": None,
-                "field": "file",
-                "message": f"and {hidden} more error(s) after line {report.errors[-1].line}",
-            }
-        )
-    return details
 
 
 @dataclass

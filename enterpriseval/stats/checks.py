@@ -1,4 +1,4 @@
-"""Argument checks shared by the statistics core.
+"""Argument checks shared by the statistics core and the estimators built on it (metrics).
 
 Every public function validates its inputs here so that malformed input raises a
 ``ValueError`` that names the argument at fault, as scipy.stats does.
