@@ -32,13 +32,15 @@ ErrorOutput = inline_serializer(
 """The error response of every endpoint, for ``extend_schema(responses=...)``."""
 
 
-def validated(serializer_class: type[serializers.Serializer[Any]], data: Any) -> dict[str, Any]:
+def validated(
+    serializer_class: type[serializers.Serializer[Any]], data: Any, *, partial: bool = False
+) -> dict[str, Any]:
     """Return the validated data, or raise a ServiceError naming every field at fault.
 
     The error's message and ``field`` are those of the first field at fault; ``details``
     lists every field as ``{"field", "message"}``.
     """
-    serializer = serializer_class(data=data)
+    serializer = serializer_class(data=data, partial=partial)
     if serializer.is_valid():
         return dict(serializer.validated_data)
     details = [

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from enterpriseval.api import ErrorOutput
+from enterpriseval.api import ErrorOutput, validated
 from gates.selectors import decision_get
 from scorecards.models import Scorecard
 from scorecards.selectors import (
@@ -136,11 +136,10 @@ class ScorecardListApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         use_case = scorecard_use_case_for(request.user, key)
-        data = ScorecardCreateInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        decision = decision_get(use_case=use_case, pk=data.validated_data["decision"])
+        data = validated(ScorecardCreateInput, request.data)
+        decision = decision_get(use_case=use_case, pk=data["decision"])
         if decision is None:
-            raise Http404(f"No decision {data.validated_data['decision']} in {use_case.key}.")
+            raise Http404(f"No decision {data['decision']} in {use_case.key}.")
         scorecard = scorecard_create(actor=request.user, decision=decision)  # type: ignore[arg-type]
         scorecard = scorecard_get(use_case=use_case, pk=scorecard.pk)
         assert scorecard is not None
@@ -181,9 +180,8 @@ class ScorecardDetailApi(APIView):
     )
     def patch(self, request: Request, key: str, pk: int) -> Response:
         scorecard = self._get(request, key, pk)
-        data = ScorecardUpdateInput(data=request.data, partial=True)
-        data.is_valid(raise_exception=True)
-        scorecard_update(actor=request.user, scorecard=scorecard, changes=data.validated_data)  # type: ignore[arg-type]
+        data = validated(ScorecardUpdateInput, request.data, partial=True)
+        scorecard_update(actor=request.user, scorecard=scorecard, changes=data)  # type: ignore[arg-type]
         return Response(ScorecardExportOutput(scorecard_export(self._get(request, key, pk))).data)
 
 

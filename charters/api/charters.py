@@ -41,6 +41,7 @@ from charters.services.charters import (
     use_case_unblind,
 )
 from charters.validation import Issue, ValidationReport, charter_validate
+from enterpriseval.api import validated
 from enterpriseval.errors import ServiceError
 
 SIGNERS = [role.value for role in SIGNING_ROLES]
@@ -414,11 +415,8 @@ class CharterSignApi(APIView):
     def post(self, request: Request, key: str, version: int) -> Response:
         use_case = use_case_for(request.user, key, roles=SIGNERS)
         charter = _charter(use_case, version)
-        data = SignInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        signature = charter_sign(
-            actor=request.user, charter=charter, role=data.validated_data["role"]
-        )
+        data = validated(SignInput, request.data)
+        signature = charter_sign(actor=request.user, charter=charter, role=data["role"])
         return Response(SignatureCreatedOutput(signature).data, status=status.HTTP_201_CREATED)
 
 
@@ -431,11 +429,8 @@ class CharterReviseApi(APIView):
     def post(self, request: Request, key: str, version: int) -> Response:
         use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
         charter = _charter(use_case, version)
-        data = ReasonInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        revision = charter_revise(
-            actor=request.user, charter=charter, reason=data.validated_data["reason"]
-        )
+        data = validated(ReasonInput, request.data)
+        revision = charter_revise(actor=request.user, charter=charter, reason=data["reason"])
         return Response(_detail(use_case, revision.version), status=status.HTTP_201_CREATED)
 
 
@@ -448,11 +443,8 @@ class CharterDeviationApi(APIView):
     def post(self, request: Request, key: str, version: int) -> Response:
         use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
         charter = _charter(use_case, version)
-        data = DeviationInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        charter_deviation_record(
-            actor=request.user, charter=charter, reason=data.validated_data["reason"]
-        )
+        data = validated(DeviationInput, request.data)
+        charter_deviation_record(actor=request.user, charter=charter, reason=data["reason"])
         return Response(_detail(use_case, version), status=status.HTTP_201_CREATED)
 
 
@@ -464,11 +456,8 @@ class UnblindApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER, Role.REVIEWER])
-        data = UnblindInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        event = use_case_unblind(
-            actor=request.user, use_case=use_case, reason=data.validated_data["reason"]
-        )
+        data = validated(UnblindInput, request.data)
+        event = use_case_unblind(actor=request.user, use_case=use_case, reason=data["reason"])
         first = use_case_first_unblinding(use_case=use_case)
         fields = _event_fields(event) | {"first": first is not None and first.pk == event.pk}
         payload = dict(UnblindOutput(fields).data)

@@ -15,6 +15,7 @@ from charters.models import Membership, Role, UseCase
 from charters.permissions import use_case_for, user_roles
 from charters.selectors.use_cases import use_case_list
 from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
+from enterpriseval.api import validated
 from enterpriseval.errors import ServiceError
 
 
@@ -73,9 +74,8 @@ class UseCaseListApi(APIView):
         request=UseCaseInput, responses={201: UseCaseOutput}, summary="Create a use case"
     )
     def post(self, request: Request) -> Response:
-        data = UseCaseInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        use_case = use_case_create(actor=request.user, **data.validated_data)
+        data = validated(UseCaseInput, request.data)
+        use_case = use_case_create(actor=request.user, **data)
         return Response(UseCaseOutput(use_case).data, status=status.HTTP_201_CREATED)
 
 
@@ -95,11 +95,10 @@ class MembershipListApi(APIView):
     )
     def post(self, request: Request, key: str) -> Response:
         use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
-        data = MembershipInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        user = get_object_or_404(get_user_model(), username=data.validated_data["username"])
+        data = validated(MembershipInput, request.data)
+        user = get_object_or_404(get_user_model(), username=data["username"])
         membership = membership_grant(
-            actor=request.user, use_case=use_case, user=user, role=data.validated_data["role"]
+            actor=request.user, use_case=use_case, user=user, role=data["role"]
         )
         return Response(MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
 
