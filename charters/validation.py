@@ -22,10 +22,10 @@ from typing import Any, Literal
 
 from scipy.stats import norm
 
+from charters.catalogue import AUTONOMY_LABELS, CatalogueMetric, catalogue
 from enterpriseval.stats import required_sample_size
 from gates.algorithm import resolve_alternative_weights
 from gates.value_model import TimeInput, ValueInputs
-from metrics.catalogue import AUTONOMY_LABELS, CatalogueMetric, catalogue
 
 Level = Literal["error", "warning", "info"]
 TREATMENTS: tuple[str, ...] = ("gated", "informational")

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from audit.services import audit_record
+from charters.catalogue import catalogue, catalogue_metric
 from charters.models import Charter, Role, Stage, UseCase
 from charters.models.charters import Treatment
 from charters.permissions import require_role
@@ -28,7 +29,6 @@ from gates.value_model import value_estimate
 from grading.models import GradingSession, OversightStudy
 from grading.selectors.oversight import oversight_results
 from grading.selectors.sessions import session_grade_rows
-from metrics.catalogue import catalogue, catalogue_metric
 from metrics.estimate import MetricEstimate
 from metrics.evidence import unit_metric_evidence
 from metrics.selectors import charter_estimates

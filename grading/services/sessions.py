@@ -14,6 +14,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from audit.services import audit_record
+from charters.catalogue import catalogue
 from charters.models import Charter, Membership, Role, Stage, Task, UseCase
 from charters.models.tasks import Split
 from charters.permissions import require_role
@@ -28,7 +29,6 @@ from grading.models import (
     SessionStatus,
 )
 from grading.sampling import Candidate, assign_graders, blind_order, draw_sample, expected_outputs
-from metrics.catalogue import catalogue
 from runs.models import Output, OutputStatus, Run, RunStatus, Unit
 
 SESSION_ROLES = (Role.CHARTER_OWNER,)
