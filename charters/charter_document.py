@@ -230,7 +230,7 @@ def document_from_text(text: str, *, fmt: str, source: str | None = None) -> dic
             source=source,
         )
     try:
-        read = document_read(text, fmt=fmt)
+        read = document_read(text, fmt="json" if fmt == "json" else "yaml")
     except (DocumentSyntaxError, DuplicateKeyError) as error:
         raise CharterDocumentError(_read_issues(error, text), source=source) from None
     return document_normalise(read.data, source=source, line_of=read.lines.line)
