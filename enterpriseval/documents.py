@@ -67,8 +67,8 @@ class DocumentError(ValueError):
 class DocumentSyntaxError(DocumentError):
     """The text is not valid YAML or JSON.
 
-    ``problem`` is the parser's description, ``context`` what it was reading (YAML only);
-    ``line`` and ``column`` are 1-based when known.
+    ``problem`` is the parser's description, ``context`` what it was reading (YAML only) and
+    ``context_line`` where that began; ``line`` and ``column`` are 1-based when known.
     """
 
     def __init__(
@@ -77,20 +77,26 @@ class DocumentSyntaxError(DocumentError):
         problem: str,
         *,
         context: str | None = None,
+        context_line: int | None = None,
         line: int | None = None,
         column: int | None = None,
     ) -> None:
         self.fmt = fmt
         self.problem = problem
         self.context = context
+        self.context_line = context_line
         self.line = line
         self.column = column
         super().__init__(self.message)
 
     @property
     def reason(self) -> str:
-        """Return the context and the problem (``while parsing … expected …``)."""
-        return " ".join(part for part in (self.context, self.problem) if part)
+        """Return the context and the problem (``while parsing … (line 18) expected …``)."""
+        context = self.context
+        if context and self.context_line is not None and self.context_line != self.line:
+            # An unclosed bracket is noticed lines later: say where it was opened.
+            context += f" (line {self.context_line})"
+        return " ".join(part for part in (context, self.problem) if part)
 
     @property
     def message(self) -> str:
@@ -133,12 +139,12 @@ class LineIndex:
         """Return the line the document starts on, or ``None`` for an unreadable text."""
         return self.root.start_mark.line + 1 if self.root is not None else None
 
-    def line(self, path: FieldPath) -> int | None:
+    def line(self, path: FieldPath, *, exact: bool = False) -> int | None:
         """Return the line of the deepest field of ``path`` the text has.
 
         ``path`` is text (``metrics[0].theta_in``; a list item may be named by its ``id``:
         ``metrics[hallucination_rate]``) or a sequence of keys and indexes. ``None`` when the
-        text has not even the first field of ``path``.
+        text has not even the first field of ``path`` (with ``exact``, unless it has all).
         """
         node, line = self.root, None
         rest: FieldPath = path
@@ -147,7 +153,7 @@ class LineIndex:
             if found is None:
                 break
             line, node, rest = found
-        return line
+        return None if exact and rest else line
 
 
 @dataclass(frozen=True)
@@ -209,8 +215,14 @@ def _yaml_error(error: yaml.YAMLError) -> DocumentSyntaxError:
     column = None
     if mark is not None and not isinstance(error, yaml.constructor.ConstructorError):
         column = mark.column + 1
+    opened = error.context_mark
     return DocumentSyntaxError(
-        "yaml", error.problem or "", context=error.context, line=line, column=column
+        "yaml",
+        error.problem or "",
+        context=error.context,
+        context_line=opened.line + 1 if opened is not None else None,
+        line=line,
+        column=column,
     )
 
 

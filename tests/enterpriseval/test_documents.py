@@ -67,7 +67,8 @@ def test_syntax_errors_give_the_line_and_column():
     with pytest.raises(DocumentSyntaxError) as raised:
         document_read("model:\n  provider: [openai\n", fmt="yaml")
     assert raised.value.line == 3
-    assert raised.value.message.startswith("not valid YAML: while parsing a flow sequence")
+    # An unclosed bracket is noticed on a later line: the reason says where it was opened.
+    assert raised.value.message.startswith("not valid YAML: while parsing a flow sequence (line 2)")
 
 
 def test_an_unknown_tag_is_a_syntax_error_without_a_column():
@@ -86,6 +87,8 @@ def test_the_line_of_a_field_path_is_that_of_its_deepest_field_in_the_text():
     assert lines.line("alternative_weights.a.b.hallucination_rate") == 9  # a key with a dot
     assert lines.line(("metrics", 0, "theta_in")) == 4
     assert lines.line("nu_max") is None
+    assert lines.line("metrics[0].weight", exact=True) is None
+    assert lines.line("metrics[0].theta_in", exact=True) == 4
     assert lines.line("") is None
     assert lines.root_line == 1
 
