@@ -21,18 +21,21 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import json
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import yaml
-
+from charters.catalogue import catalogue
 from charters.validation import MEASUREMENT_MODES, TREATMENTS, Issue, evaluation_intensity
+from enterpriseval.documents import (
+    DocumentSyntaxError,
+    DuplicateKeyError,
+    document_lines,
+    document_read,
+)
 from enterpriseval.values import finite_number, is_whole, type_name
-from metrics.catalogue import catalogue
 
 METRIC_FIELDS: tuple[str, ...] = (
     "id",
@@ -209,7 +212,8 @@ def document_from_text(text: str, *, fmt: str, source: str | None = None) -> dic
     CharterDocumentError
         With one issue per problem, each naming the line (where known) and the field path
         (``metrics[2].theta_in``). Duplicate keys are refused: YAML and JSON readers would
-        otherwise keep the last one silently.
+        otherwise keep the last one silently. YAML has the 1.2 booleans only (``yes`` is
+        the text "yes"), as :mod:`enterpriseval.documents` reads it.
     """
     if fmt not in ("yaml", "json"):
         raise ValueError(f"fmt must be 'yaml' or 'json', got {fmt!r}")
@@ -218,49 +222,16 @@ def document_from_text(text: str, *, fmt: str, source: str | None = None) -> dic
             [Issue("error", "", f"the file is larger than {MAX_FILE_BYTES:,} bytes")],
             source=source,
         )
-    line_of, duplicates, compose_error = _line_index(text)
-    if fmt == "yaml" and compose_error is not None:
-        raise CharterDocumentError([_yaml_issue(compose_error)], source=source)
-    if fmt == "json":
-        try:
-            raw = json.loads(text, object_pairs_hook=_json_pairs)
-        except json.JSONDecodeError as error:
-            raise CharterDocumentError(
-                [
-                    Issue(
-                        "error",
-                        "",
-                        f"not valid JSON: {error.msg} (column {error.colno})",
-                        error.lineno,
-                    )
-                ],
-                source=source,
-            ) from None
-        except _DuplicateKeyError as error:
-            raise CharterDocumentError(
-                [
-                    Issue(
-                        "error",
-                        error.key,
-                        f"duplicate key {error.key!r}: each field appears once",
-                        line_of(error.key),
-                    )
-                ],
-                source=source,
-            ) from None
-    else:
-        if duplicates:
-            raise CharterDocumentError(duplicates, source=source)
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise CharterDocumentError([_yaml_issue(error)], source=source) from None
-    return document_normalise(raw, source=source, line_of=line_of)
+    try:
+        read = document_read(text, fmt="json" if fmt == "json" else "yaml")
+    except (DocumentSyntaxError, DuplicateKeyError) as error:
+        raise CharterDocumentError(_read_issues(error, text), source=source) from None
+    return document_normalise(read.data, source=source, line_of=read.lines.line)
 
 
 def document_line_finder(text: str) -> Callable[[str], int | None]:
     """Return a function giving the 1-based line of a field path in a YAML/JSON text."""
-    return _line_index(text)[0]
+    return document_lines(text).line
 
 
 def document_normalise(
@@ -640,10 +611,12 @@ def document_from_form(
             raw[name] = None
             continue
         try:
-            raw[name] = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            issue = _yaml_issue(error)
-            issues.append(Issue("error", name, f"{name} (YAML): {issue.message}", issue.line))
+            raw[name] = document_read(text, fmt="yaml").data
+        except (DocumentSyntaxError, DuplicateKeyError) as error:
+            issues.extend(
+                Issue("error", name, f"{name} (YAML): {issue.message}", issue.line)
+                for issue in _read_issues(error, text)
+            )
             raw[name] = None
     try:
         document = document_normalise(raw)
@@ -757,91 +730,20 @@ def _same(before: Any, after: Any) -> bool:
 # --------------------------------------------------------------------------- helpers
 
 
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKeyError(key)
-        result[key] = value
-    return result
-
-
-def _line_index(
-    text: str,
-) -> tuple[Callable[[str], int | None], list[Issue], yaml.YAMLError | None]:
-    """Return a line finder for field paths, the duplicate keys, and the YAML error if any."""
-    lines: dict[str, int] = {}
-    duplicates: list[Issue] = []
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        return (lambda path: None), [], error
-    if node is not None:
-        _index_lines(node, "", lines, duplicates)
-
-    def line_of(path: str) -> int | None:
-        while path:
-            if path in lines:
-                return lines[path]
-            path = _parent(path)
-        return None
-
-    return line_of, duplicates, None
-
-
-def _index_lines(
-    node: yaml.Node, path: str, lines: dict[str, int], duplicates: list[Issue]
-) -> None:
-    """Record the 1-based line of every field path under ``node``; note duplicate keys."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            child = f"{path}.{key}" if path else key
-            if key in seen:
-                duplicates.append(
-                    Issue(
-                        "error",
-                        child,
-                        f"duplicate key {key!r}: each field appears once",
-                        key_node.start_mark.line + 1,
-                    )
-                )
-            seen.add(key)
-            lines.setdefault(child, key_node.start_mark.line + 1)
-            _index_lines(value_node, child, lines, duplicates)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            child = f"{path}[{index}]"
-            lines.setdefault(child, item.start_mark.line + 1)
-            _index_lines(item, child, lines, duplicates)
-            if path == "metrics" and isinstance(item, yaml.MappingNode):
-                # Validation names metrics by id: metrics[hallucination_rate].theta_in.
-                for key_node, value_node in item.value:
-                    if key_node.value == "id" and isinstance(value_node, yaml.ScalarNode):
-                        alias = f"{path}[{value_node.value}]"
-                        lines.setdefault(alias, item.start_mark.line + 1)
-                        _index_lines(item, alias, lines, [])
-
-
-def _yaml_issue(error: yaml.YAMLError) -> Issue:
-    mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error)
-    context = getattr(error, "context", None)
-    message = f"not valid YAML: {problem}" + (f" ({context})" if context else "")
-    return Issue("error", "", message, mark.line + 1 if mark is not None else None)
-
-
-def _parent(path: str) -> str:
-    if path.endswith("]"):
-        return path[: path.rfind("[")]
-    return path.rpartition(".")[0]
+def _read_issues(error: DocumentSyntaxError | DuplicateKeyError, text: str) -> list[Issue]:
+    """Return the issues of a text the document reader refused."""
+    if isinstance(error, DocumentSyntaxError):
+        return [Issue("error", "", error.message, error.line)]
+    # JSON names only the key: its line is where the field first appears.
+    return [
+        Issue(
+            "error",
+            duplicate.path or duplicate.key,
+            f"duplicate key {duplicate.key!r}: each field appears once",
+            duplicate.line if duplicate.path else document_lines(text).line(duplicate.key),
+        )
+        for duplicate in error.duplicates
+    ]
 
 
 def issues_with_lines(issues: Iterable[Issue], line_of: Callable[[str], int | None]) -> list[Issue]:

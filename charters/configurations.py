@@ -3,9 +3,10 @@
 Pure: no Django import. The services freeze what :func:`configuration_load` returns; the
 selectors and pages compare versions with :func:`parity_report`.
 
-- Parsing takes YAML or JSON text. YAML is read with YAML 1.2 booleans (only ``true`` and
-  ``false``: ``no`` stays the string "no") and without timestamps (dates stay strings), and a
-  key given twice is an error in both formats, so nothing in σ changes meaning silently.
+- Parsing takes YAML or JSON text, read by :mod:`enterpriseval.documents`: YAML 1.2 booleans
+  (only ``true`` and ``false``: ``no`` stays the string "no"), no timestamps (dates stay
+  strings), and a key given twice is an error in both formats, so nothing in σ changes
+  meaning silently.
 - Validation collects every problem at once, each with the path of the field at fault
   (``model.parameters.temperature``) and, where the text allows, its line.
 - Secrets are refused wherever they appear: σ names the environment variable that holds a
@@ -25,11 +26,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
+from enterpriseval.documents import (
+    DocumentSyntaxError,
+    DuplicateKeyError,
+    LineIndex,
+    document_read,
+)
 
 __all__ = [
     "ABSENT",
@@ -112,84 +118,6 @@ def _format_path(parts: Iterable[str | int]) -> str:
 # Parsing
 
 
-class _SigmaLoader(yaml.SafeLoader):
-    """Safe YAML loader with YAML 1.2 booleans, no timestamps and no duplicate keys."""
-
-
-_SigmaLoader.yaml_implicit_resolvers = {
-    first: [
-        (tag, regexp)
-        for tag, regexp in resolvers
-        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
-    ]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_SigmaLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-
-def _construct_mapping(loader: _SigmaLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"key {key!r} appears twice (first on line {seen[key]}); keep one",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line + 1
-    return loader.construct_mapping(node, deep=True)
-
-
-_SigmaLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-class _LineIndex:
-    """Map JSON paths to line numbers of the source text (via the YAML node tree)."""
-
-    def __init__(self, root: yaml.Node | None) -> None:
-        self.root = root
-
-    def line(self, parts: Sequence[str | int]) -> int | None:
-        """Return the line naming the deepest field of ``parts`` found in the text."""
-        node = self.root
-        if node is None:
-            return None
-        line = node.start_mark.line + 1
-        for part in parts:
-            found = self._child(node, part)
-            if found is None:
-                break
-            line, node = found
-        return line
-
-    @staticmethod
-    def _child(node: yaml.Node, part: str | int) -> tuple[int, yaml.Node] | None:
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode) and key_node.value == part:
-                    return key_node.start_mark.line + 1, value_node
-        if (
-            isinstance(node, yaml.SequenceNode)
-            and isinstance(part, int)
-            and 0 <= part < len(node.value)
-        ):
-            item = node.value[part]
-            return item.start_mark.line + 1, item
-        return None
-
-
-def _index_lines(text: str) -> _LineIndex:
-    try:
-        return _LineIndex(yaml.compose(text, Loader=_SigmaLoader))
-    except yaml.YAMLError:
-        return _LineIndex(None)
-
-
 def _decode(content: str | bytes) -> str:
     if isinstance(content, str):
         return content.removeprefix("\ufeff")
@@ -215,18 +143,9 @@ def _source_format(text: str, filename: str | None, content_type: str | None) ->
     return "json" if text.lstrip().startswith("{") else "yaml"
 
 
-def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"key {key!r} appears twice; keep one")
-        result[key] = value
-    return result
-
-
 def configuration_parse(
     content: str | bytes, *, filename: str | None = None, content_type: str | None = None
-) -> tuple[Any, str, _LineIndex]:
+) -> tuple[Any, str, LineIndex]:
     """Return ``(document, source_format, line_index)`` for YAML or JSON text.
 
     The format comes from the file's extension, else the content type, else the first
@@ -237,32 +156,25 @@ def configuration_parse(
     source_format = _source_format(text, filename, content_type)
     if not text.strip():
         raise ConfigurationInvalid([DocumentProblem("", "the document is empty")], filename)
-    if source_format == "json":
-        try:
-            document = json.loads(text, object_pairs_hook=_json_pairs)
-        except json.JSONDecodeError as error:
+    try:
+        read = document_read(text, fmt="json" if source_format == "json" else "yaml")
+    except DocumentSyntaxError as error:
+        raise ConfigurationInvalid(
+            [DocumentProblem("", error.message, error.line)], filename
+        ) from None
+    except DuplicateKeyError as error:
+        duplicate = error.duplicates[0]
+        if duplicate.path is None:  # JSON: the reader knows the key only
+            problem = DocumentProblem("", f"key {duplicate.key!r} appears twice; keep one")
+        else:
             problem = DocumentProblem(
-                "", f"not valid JSON: {error.msg} (column {error.colno})", error.lineno
+                "",
+                f"not valid YAML: key {duplicate.key!r} appears twice (first on line "
+                f"{duplicate.first_line}); keep one",
+                duplicate.line,
             )
-            raise ConfigurationInvalid([problem], filename) from None
-        except ValueError as error:
-            raise ConfigurationInvalid([DocumentProblem("", str(error))], filename) from None
-    else:
-        try:
-            document = yaml.load(text, Loader=_SigmaLoader)  # noqa: S506 - a SafeLoader subclass
-        except yaml.MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
-            reason = " ".join(part for part in (error.context, error.problem) if part)
-            line = mark.line + 1 if mark is not None else None
-            column = ""
-            if mark is not None and not isinstance(error, yaml.constructor.ConstructorError):
-                column = f" (column {mark.column + 1})"
-            problem = DocumentProblem("", f"not valid YAML: {reason}{column}", line)
-            raise ConfigurationInvalid([problem], filename) from None
-        except yaml.YAMLError as error:
-            problem = DocumentProblem("", f"not valid YAML: {error}")
-            raise ConfigurationInvalid([problem], filename) from None
-    return document, source_format, _index_lines(text)
+        raise ConfigurationInvalid([problem], filename) from None
+    return read.data, source_format, read.lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,7 +469,7 @@ def configuration_secret_problems(document: Any) -> list[DocumentProblem]:
 
 
 def configuration_problems(
-    document: Any, *, lines: _LineIndex | None = None
+    document: Any, *, lines: LineIndex | None = None
 ) -> list[DocumentProblem]:
     """Return every schema, consistency and secret problem of ``document``, in text order."""
     found: list[tuple[Path_, str]] = []
@@ -568,7 +480,7 @@ def configuration_problems(
     secrets = _secrets(document)
     found.extend((parts, f"{CREDENTIAL_ADVICE} (detected: {kind})") for parts, kind, _ in secrets)
     values = sorted({value for *_, value in secrets}, key=len, reverse=True)
-    index = lines or _LineIndex(None)
+    index = lines or LineIndex(None)
     problems = []
     seen: set[tuple[str, str]] = set()
     for parts, message in found:
@@ -580,7 +492,8 @@ def configuration_problems(
         if (path, message) in seen:
             continue
         seen.add((path, message))
-        problems.append(DocumentProblem(path, message, index.line(parts)))
+        line = index.line(parts)
+        problems.append(DocumentProblem(path, message, index.root_line if line is None else line))
     order = {problem: position for position, problem in enumerate(problems)}
     return sorted(problems, key=lambda p: (p.line or 0, order[p]))
 

@@ -21,14 +21,22 @@ from typing import Any, Literal
 
 from scipy.stats import norm
 
+from charters.catalogue import (
+    AUTONOMY_LABELS,
+    CatalogueMetric,
+    catalogue,
+    threshold_pair_fault,
+)
 from enterpriseval.stats import required_sample_size
 from enterpriseval.values import finite_number, is_whole, number_text, type_name
 from gates.algorithm import resolve_alternative_weights
 from gates.value_model import TimeInput, ValueInputs
-from metrics.catalogue import AUTONOMY_LABELS, CatalogueMetric, catalogue
 
 Level = Literal["error", "warning", "info"]
-TREATMENTS: tuple[str, ...] = ("gated", "informational")
+# The values of charters.models.charters.Treatment, for code that imports no Django.
+GATED = "gated"
+INFORMATIONAL = "informational"
+TREATMENTS: tuple[str, ...] = (GATED, INFORMATIONAL)
 MEASUREMENT_MODES: tuple[str, ...] = ("estimated", "observed")
 GRADING_MODES: tuple[str, ...] = ("H", "J", "A")
 # Tolerance for "alternative weights sum to more than 1" (the gate's, gates/algorithm.py).
@@ -312,10 +320,10 @@ def _check_metrics(raw: Any, autonomy: int, report: ValidationReport) -> list[_G
         path = f"metrics[{metric_id}]"
         _check_catalogue_fields(entry, metric, path, report)
         treatment = entry.get("treatment")
-        if treatment == "gated":
+        if treatment == GATED:
             covered.add(metric_id)
             gated.append(_check_gated(index, entry, metric, report))
-        elif treatment == "informational":
+        elif treatment == INFORMATIONAL:
             if _text(entry.get("reason")):
                 covered.add(metric_id)
             else:
@@ -406,12 +414,14 @@ def _check_gated(
     theta_in = _threshold(entry, "theta_in", metric, path, report)
     pair_valid = False
     if theta_out is not None and theta_in is not None:
-        sign = 1 if metric.direction == "higher" else -1
-        if sign * (theta_in - theta_out) > 0:  # SPEC §6.1 validity: d(θin − θout) > 0
+        fault = threshold_pair_fault(
+            direction=metric.direction, theta_out=theta_out, theta_in=theta_in
+        )
+        if fault is None:
             pair_valid = True
         else:
-            kind = "equal pair" if theta_in == theta_out else "inverted pair"
-            relation = "above" if sign > 0 else "below"
+            kind = f"{fault} pair"
+            relation = "above" if metric.direction == "higher" else "below"
             report.add(
                 "error",
                 f"{path}.theta_in",

@@ -19,7 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from charters.charter_document import document_from_text
 from charters.models import Charter, Configuration, Role, TaskSet, UseCase
-from charters.models.charters import SIGNING_ROLES
+from charters.models.charters import SIGNING_ROLES, Treatment
 from charters.selectors.charters import charter_content_sha256
 from charters.selectors.configurations import configuration_latest, configuration_parity
 from charters.services.charters import charter_create, charter_sign
@@ -237,7 +237,7 @@ def demo_runs(
         )
         complete = scored_units == units
         if not complete:
-            summary = judge_run(actor=model_owner, run=run, judge=judge, purpose="gated")
+            summary = judge_run(actor=model_owner, run=run, judge=judge, purpose=Treatment.GATED)
             complete = summary.complete
         agreement, kappa = _supported_against_truth(
             run, judge, example_dir / f"truth-{sigma}.jsonl"

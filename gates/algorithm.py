@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from charters.catalogue import threshold_pair_fault
 from enterpriseval.values import finite_number, number_text, type_name
 
 Status = Literal["Scale", "Conditional", "Reject", "Undetermined"]
@@ -417,9 +418,11 @@ def _validate_metric(metric: MetricInput, *, mode: Mode) -> None:
             raise GateInputError(
                 f"{path}.{name}", f"expected a finite number, got {getattr(metric, name)!r}"
             )
-    sign = _sign(metric.direction)
-    if sign * (metric.theta_in - metric.theta_out) <= 0:  # SPEC §6.1 validity: d(θin − θout) > 0
-        relation = "above" if sign > 0 else "below"
+    fault = threshold_pair_fault(
+        direction=metric.direction, theta_out=metric.theta_out, theta_in=metric.theta_in
+    )
+    if fault is not None:  # an equal pair is reported as inverted too
+        relation = "above" if metric.direction == "higher" else "below"
         raise GateInputError(
             path,
             f"inverted pair for {metric.id}: {metric.direction} is better, so θin must be "
@@ -542,9 +545,10 @@ def normalised_scores(
         raise ValueError("direction_sign must be +1 (higher is better) or -1 (lower is better)")
     if not (math.isfinite(nu_max) and nu_max > 0):
         raise ValueError(f"nu_max must be a positive number, got {nu_max!r}")
+    for sign, low, high in np.broadcast(d, t_out, t_in):
+        if threshold_pair_fault(direction=sign, theta_out=low, theta_in=high) is not None:
+            raise ValueError("theta_in and theta_out form an inverted pair: need d(θin − θout) > 0")
     gap = d * (t_in - t_out)
-    if not np.all(gap > 0):
-        raise ValueError("theta_in and theta_out form an inverted pair: need d(θin − θout) > 0")
     # SPEC §6.2; seed 003 Eq. 9 (normalised score)
     return np.asarray(np.clip(d * (m - t_out) / gap, -1.0, nu_max), dtype=np.float64)
 

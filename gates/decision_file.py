@@ -8,13 +8,11 @@ model, notes) and does not enter the decision.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from enterpriseval.documents import DocumentSyntaxError, DuplicateKeyError, Format, document_read
 from gates.algorithm import GateInput, GateInputError, parse_gate_input, validate_gate_input
 
 
@@ -72,19 +70,20 @@ def _parse(path: Path, raw: bytes) -> Any:
         raise DecisionFileError(
             path, None, f"is not UTF-8 text (byte {error.start} cannot be decoded)"
         ) from None
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as error:
-            raise DecisionFileError(
-                path,
-                None,
-                f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg}",
-            ) from None
+    fmt: Format = "json" if path.suffix.lower() == ".json" else "yaml"
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or "not valid YAML"
-        raise DecisionFileError(path, None, f"malformed YAML{where}: {problem}") from None
+        return document_read(text, fmt=fmt).data
+    except DocumentSyntaxError as error:
+        where = f" at line {error.line}" if error.line else ""
+        where += f", column {error.column}" if error.line and error.column else ""
+        problem = error.problem or f"not valid {fmt.upper()}"
+        raise DecisionFileError(path, None, f"malformed {fmt.upper()}{where}: {problem}") from None
+    except DuplicateKeyError as error:
+        duplicate = error.duplicates[0]
+        where = f" (line {duplicate.line}, first on line {duplicate.first_line})"
+        raise DecisionFileError(
+            path,
+            duplicate.path or duplicate.key,
+            f"duplicate key {duplicate.key!r}{where if duplicate.line else ''}: each field "
+            "appears once",
+        ) from None

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+from charters.catalogue import catalogue
 from charters.configurations import ATTRIBUTABLE, IDENTICAL, NOT_ATTRIBUTABLE, ParityReport
 from charters.models import CharterMetric, UseCase
 from charters.models.charters import Treatment
@@ -21,7 +22,6 @@ from gates.models import Decision
 from gates.plots import nu_profile_svg, threshold_bands_svg
 from gates.plots_decision import ei_band_svg, value_interval_svg
 from gates.value_model import ValueEstimate
-from metrics.catalogue import catalogue
 
 LIST_FIELDS = (
     "pk",

@@ -13,11 +13,14 @@ from django.db import transaction
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from audit.services import audit_record
+from charters.catalogue import catalogue, catalogue_metric
 from charters.models import Charter, Role, Stage, UseCase
 from charters.models.charters import Treatment
 from charters.permissions import require_role
+from charters.selectors.charters import charter_document_build
 from charters.services.charters import use_case_unblind
 from charters.services.use_cases import use_case_advance
+from charters.validation import MIN_REPEATS_FROM_E3
 from enterpriseval.errors import ConflictError, ServiceError
 from gates.algorithm import GateInput, GateResult, MetricInput, gate_evaluate
 from gates.decision_file import load_decision_file
@@ -28,7 +31,6 @@ from gates.value_model import value_estimate
 from grading.models import GradingSession, OversightStudy
 from grading.selectors.oversight import oversight_results
 from grading.selectors.sessions import session_grade_rows
-from metrics.catalogue import catalogue, catalogue_metric
 from metrics.estimate import MetricEstimate
 from metrics.evidence import unit_metric_evidence
 from metrics.selectors import charter_estimates
@@ -70,22 +72,33 @@ def decision_report_write(
 def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate]) -> GateInput:
     """Return the gate input of a signed charter's gated metrics with their estimates.
 
-    A gated metric without an estimate (or without an interval) enters with none, so the
-    gate answers Undetermined and names it (SPEC §6.1).
+    Thresholds, directions, weights, ν_max, the κ target and the alternative weightings come
+    from the charter's frozen document (the content its three signatories signed), not from
+    its metric rows or the catalogue. A gated metric without an estimate (or without an
+    interval) enters with none, so the gate answers Undetermined and names it (SPEC §6.1).
+
+    Raises
+    ------
+    ConflictError
+        The charter is a draft, or its signed content lacks a value the gate needs (named
+        with the metric and the field).
     """
+    document = _signed_document(charter)
     metrics = []
-    for metric in charter.metrics.filter(treatment=Treatment.GATED).order_by("position", "pk"):
-        spec = catalogue_metric(metric.metric_id)
-        estimate = estimates.get(metric.metric_id)
+    for entry in document["metrics"]:
+        if entry["treatment"] != Treatment.GATED:
+            continue
+        metric_id = entry["id"]
+        estimate = estimates.get(metric_id)
         # A judge-only value is informational, never gated (SPEC §2, §5.2).
         known = estimate is not None and estimate.has_value and estimate.mode != "J"
         metrics.append(
             MetricInput(
-                id=metric.metric_id,
-                direction=spec.direction,
-                theta_out=float(metric.theta_out or 0.0),
-                theta_in=float(metric.theta_in or 0.0),
-                weight=float(metric.weight or 0.0),
+                id=metric_id,
+                direction=_signed(charter, entry, "direction", metric_id),
+                theta_out=float(_signed(charter, entry, "theta_out", metric_id)),
+                theta_in=float(_signed(charter, entry, "theta_in", metric_id)),
+                weight=float(_signed(charter, entry, "weight", metric_id)),
                 estimate=estimate.point if known and estimate is not None else None,
                 ci=(estimate.lo, estimate.hi)  # type: ignore[arg-type]
                 if known and estimate is not None
@@ -93,15 +106,39 @@ def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate])
                 grading=estimate.mode if estimate is not None else None,
                 kappa=estimate.kappa if estimate is not None else None,
                 n=estimate.n if estimate is not None else None,
-                label=spec.name,
+                label=catalogue_metric(metric_id).name,
             )
         )
     return GateInput(
         metrics=tuple(metrics),
-        nu_max=charter.nu_max,
-        kappa_min=charter.kappa_target,
-        alternative_weights=charter.alternative_weights or {},
+        nu_max=float(_signed(charter, document, "nu_max")),
+        kappa_min=float(_signed(charter, document, "kappa_target")),
+        alternative_weights=_signed(charter, document, "alternative_weights"),
     )
+
+
+def _signed_document(charter: Charter) -> dict[str, Any]:
+    """Return the charter's frozen document; a draft has none and cannot be gated."""
+    if not charter.is_frozen:
+        raise ConflictError(
+            f"Charter v{charter.version} is a draft: a decision needs the signed charter whose "
+            "thresholds were pre-registered.",
+            field="charter",
+        )
+    return charter_document_build(charter=charter)
+
+
+def _signed(charter: Charter, entry: Mapping[str, Any], name: str, metric_id: str = "") -> Any:
+    """Return ``entry[name]`` of the signed content, or refuse naming what is missing."""
+    value = entry.get(name)
+    if value is None:
+        whose = f" for {metric_id}" if metric_id else ""
+        raise ConflictError(
+            f"Charter v{charter.version} of {charter.use_case.key}: the signed content has no "
+            f"{name}{whose}, which the gate needs; sign a revised charter that states it.",
+            field=f"metrics[{metric_id}].{name}" if metric_id else name,
+        )
+    return value
 
 
 @transaction.atomic
@@ -127,12 +164,7 @@ def decision_record(
     """
     use_case = charter.use_case
     require_role(actor, use_case, DECISION_ROLES)
-    if not charter.is_frozen:
-        raise ConflictError(
-            f"Charter v{charter.version} is a draft: a decision needs the signed charter whose "
-            "thresholds were pre-registered.",
-            field="charter",
-        )
+    _signed_document(charter)
     if run.use_case_id != use_case.pk:
         raise ServiceError(f"Run {run.pk} belongs to another use case.", field="run")
     if gate.mode != "conservative":
@@ -217,8 +249,11 @@ def intensity_gaps(
             "session is attached"
         )
     if intensity >= 3:
-        if run.repeats < 4:
-            gaps.append(f"E{intensity} needs K ≥ 4 repeats; the run has K = {run.repeats}")
+        if run.repeats < MIN_REPEATS_FROM_E3:
+            gaps.append(
+                f"E{intensity} needs K ≥ {MIN_REPEATS_FROM_E3} repeats; the run has "
+                f"K = {run.repeats}"
+            )
         if judge is None:
             gaps.append(f"E{intensity} needs a calibrated judge with PPI; no judge is attached")
     if intensity >= 4 and oversight_study is None:

@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from charters.catalogue import catalogue_metric
 from enterpriseval.stats import cluster_mean_ci, pass_hat_k, wilson_interval
 from enterpriseval.stats.checks import (
     as_count_vector,
@@ -35,7 +36,6 @@ from enterpriseval.stats.checks import (
     check_open_unit,
     check_same_length,
 )
-from metrics.catalogue import catalogue_metric
 from metrics.estimate import GradingMode, MetricEstimate
 
 FloatArray = NDArray[np.float64]

@@ -48,8 +48,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from charters.catalogue import catalogue_metric
 from enterpriseval.stats import Estimate, cluster_ratio_ci, ppi_lambda, wilson_interval
-from metrics.catalogue import catalogue_metric
 from metrics.estimate import MIN_OUTPUTS_FOR_PPI_GATE, Interval, MetricEstimate
 
 FloatArray = NDArray[np.float64]

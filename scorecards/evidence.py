@@ -20,6 +20,8 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from audit.canonical import canonical_json
+
 __all__ = [
     "DECISION_MEMBER",
     "MANIFEST_MEMBER",
@@ -61,8 +63,7 @@ def evidence_manifest(
         for name, data in sorted(members.items())
     }
     document = {"files": files, "decision_sha256": decision_sha256, "created_at": created_at}
-    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8")
+    return canonical_json(document).encode("utf-8")
 
 
 def evidence_zip(members: Mapping[str, bytes], *, decision_sha256: str, created_at: str) -> bytes:

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from charters.validation import MIN_REPEATS_FROM_E3
+
 #: (key, label) of every Table 11 field, in the table's order.
 TABLE_11: tuple[tuple[str, str], ...] = (
     ("identity", "Use case ID; business owner; model owner; second-line reviewer"),
@@ -134,8 +136,10 @@ def _reliability(section: Mapping[str, Any], intensity: int) -> list[str]:
     if intensity < 3:
         return []
     why = []
-    if int(section["k"]) < 4:
-        why.append(f"E{intensity} needs K ≥ 4 repeats; the run has K = {section['k']}")
+    if int(section["k"]) < MIN_REPEATS_FROM_E3:
+        why.append(
+            f"E{intensity} needs K ≥ {MIN_REPEATS_FROM_E3} repeats; the run has K = {section['k']}"
+        )
     values = section.get("pass_k") or {}
     for k in ("1", "2", "4"):
         if (values.get(k) or {}).get("point") is None:

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from enterpriseval.documents import DocumentSyntaxError, DuplicateKeyError, LineIndex, document_read
 from enterpriseval.values import type_name
 from scorecards.artefacts import ARTEFACT_KINDS, ArtefactRef
 
@@ -260,56 +259,22 @@ def packs_used(packs: Iterable[RegulatoryPack]) -> list[dict[str, str]]:
 # Parsing
 
 
-def _parse(name: str, text: str) -> tuple[Any, dict[str, int]]:
-    """Return the YAML document and the 1-based line of every key path in it."""
-    loader = yaml.SafeLoader(text)
+def _parse(name: str, text: str) -> tuple[Any, LineIndex]:
+    """Return the YAML document and the line index of its key paths."""
     try:
-        node = loader.get_single_node()
-        lines: dict[str, int] = {}
-        duplicates: list[str] = []
-        if node is not None:
-            _index(node, "", lines, duplicates)
-        if duplicates:
-            raise PackError([f"{name}: {problem}" for problem in duplicates])
-        document = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        context = error.context or ""
-        opened = error.context_mark
-        if context and mark is not None and opened is not None and opened.line != mark.line:
-            # An unclosed bracket is noticed lines later: say where it was opened.
-            context += f" (line {opened.line + 1})"
-        reason = " ".join(part for part in (context, error.problem) if part)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise PackError([f"{name}: {where}not valid YAML: {reason}"]) from None
-    except yaml.YAMLError as error:
-        raise PackError([f"{name}: not valid YAML: {error}"]) from None
-    finally:
-        loader.dispose()
-    return document, lines
-
-
-def _index(node: yaml.Node, path: str, lines: dict[str, int], duplicates: list[str]) -> None:
-    """Record the line of each key path under ``node``; note keys given twice."""
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            child = f"{path}.{key}" if path else key
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                duplicates.append(
-                    f"{child}: duplicate key {key!r} (line {line}; first at line {seen[key]})"
-                )
-                continue
-            seen[key] = line
-            lines[child] = line
-            _index(value_node, child, lines, duplicates)
-    elif isinstance(node, yaml.SequenceNode):
-        for position, item in enumerate(node.value):
-            child = f"{path}[{position}]"
-            lines[child] = item.start_mark.line + 1
-            _index(item, child, lines, duplicates)
+        read = document_read(text, fmt="yaml")
+    except DocumentSyntaxError as error:
+        where = f"line {error.line}: " if error.line is not None else ""
+        raise PackError([f"{name}: {where}not valid YAML: {error.reason}"]) from None
+    except DuplicateKeyError as error:
+        raise PackError(
+            [
+                f"{name}: {d.path}: duplicate key {d.key!r} (line {d.line}; first at line "
+                f"{d.first_line})"
+                for d in error.duplicates
+            ]
+        ) from None
+    return read.data, read.lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,13 +284,13 @@ def _index(node: yaml.Node, path: str, lines: dict[str, int], duplicates: list[s
 class _Checker:
     """Collect the problems of one pack document, each naming the file, key path and line."""
 
-    def __init__(self, name: str, lines: Mapping[str, int]) -> None:
+    def __init__(self, name: str, lines: LineIndex) -> None:
         self.name = name
         self.lines = lines
         self.problems: list[str] = []
 
     def fail(self, path: str, message: str) -> None:
-        line = self.lines.get(path)
+        line = self.lines.line(path, exact=True)
         suffix = f" (line {line})" if line is not None else ""
         self.problems.append(f"{self.name}: {path}: {message}{suffix}")
 
@@ -363,7 +328,7 @@ class _Checker:
         for key in allowed:
             if key not in mapping:
                 where = f"{path}: " if path else ""
-                line = self.lines.get(path)
+                line = self.lines.line(path, exact=True)
                 suffix = f" (line {line})" if line is not None else ""
                 self.problems.append(f"{self.name}: {where}missing key {key!r}{suffix}")
 

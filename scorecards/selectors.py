@@ -23,6 +23,7 @@ from django.urls import reverse
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from audit.models import AuditEntry
+from charters.catalogue import catalogue
 from charters.configurations import COMPONENTS
 from charters.models import Deviation, Membership, Role, UseCase
 from charters.models.charters import Treatment
@@ -33,7 +34,6 @@ from enterpriseval.values import number_text
 from gates.models import Decision
 from gates.selectors import Plot, decision_plots, gate_result_from_dict, value_estimate_from_dict
 from grading.rubric import RUBRIC_VERSION
-from metrics.catalogue import catalogue
 from metrics.estimate import MetricEstimate
 from metrics.selectors import reliability_estimates
 from scorecards.artefacts import ARTEFACT_KINDS, ArtefactRef

@@ -28,25 +28,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @contextlib.contextmanager
-def append_only_triggers_lifted() -> Iterator[None]:
-    """Switch off the triggers that refuse UPDATE and DELETE, then restore them.
+def append_only_triggers_lifted(table: str = TABLE) -> Iterator[None]:
+    """Switch off the triggers that refuse UPDATE and DELETE on ``table``, then restore them.
 
-    Tests use this to tamper with the log as an attacker with DDL rights could.
+    Tests use this to tamper with the log (or a signed charter's rows) as an attacker with
+    DDL rights could.
     """
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # ALTER TABLE refuses while deferred foreign-key checks are pending: run them now.
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute(f"ALTER TABLE {TABLE} DISABLE TRIGGER {TABLE}_append_only")
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
             try:
                 yield
             finally:
-                cursor.execute(f"ALTER TABLE {TABLE} ENABLE TRIGGER {TABLE}_append_only")
+                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
                 cursor.execute("SET CONSTRAINTS ALL DEFERRED")
             return
         cursor.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s",
-            [TABLE],
+            [table],
         )
         triggers = cursor.fetchall()
         for name, _ in triggers:

@@ -24,7 +24,7 @@ from charters.charter_document import (
     issues_with_lines,
 )
 from charters.models import Charter, Role, UseCase
-from charters.models.charters import SIGNING_ROLES
+from charters.models.charters import SIGNING_ROLES, Treatment
 from charters.permissions import use_case_for, use_case_for_unblinded
 from charters.selectors.charters import (
     CharterPage,
@@ -117,7 +117,7 @@ def _document(request: Request) -> tuple[dict[str, Any], Any]:
 
 class MetricDocumentSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.CharField(help_text="Metric id from the catalogue (SPEC §4).")
-    treatment = serializers.ChoiceField(choices=["gated", "informational"])
+    treatment = serializers.ChoiceField(choices=Treatment.values)
     direction = serializers.ChoiceField(
         choices=["higher", "lower"], required=False, help_text="From the catalogue."
     )

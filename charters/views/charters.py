@@ -15,6 +15,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from charters.catalogue import catalogue
 from charters.charter_document import (
     MAX_FILE_BYTES,
     CharterDocumentError,
@@ -43,7 +44,6 @@ from charters.services.charters import (
 )
 from charters.validation import Issue, ValidationReport, charter_validate
 from enterpriseval.errors import ServiceError
-from metrics.catalogue import catalogue
 
 SIGNERS = [role.value for role in SIGNING_ROLES]
 OWNER = [Role.CHARTER_OWNER]

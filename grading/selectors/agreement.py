@@ -19,6 +19,7 @@ from typing import NamedTuple
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max
 
+from charters.catalogue import catalogue
 from charters.models.charters import CharterMetric
 from enterpriseval.errors import ServiceError
 from grading.agreement import (
@@ -40,7 +41,6 @@ from grading.models import ArtefactKind, Assignment, AssignmentStatus, GradingSe
 from grading.rubric import FIELDS
 from grading.selectors.artefacts import submitted_field_values
 from grading.selectors.sessions import session_access, session_get
-from metrics.catalogue import catalogue
 from runs.models import Judge, JudgeScore
 
 JUDGE_REF = re.compile(r"^(?P<name>[-a-zA-Z0-9_]{1,80}):(?P<version>[-a-zA-Z0-9_.]{1,40})\Z")

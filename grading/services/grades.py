@@ -8,8 +8,6 @@ an audit entry. Adjudication records the final value of a field the graders disa
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +16,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit.canonical import canonical_json, sha256_hex
 from audit.services import audit_record
 from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
 from grading.models import (
@@ -201,9 +200,8 @@ def assignment_heartbeat(
 
 
 def grades_sha256(grades: dict[str, dict[str, str]]) -> str:
-    """Return the SHA-256 of the grades in canonical JSON (sorted keys, compact)."""
-    canonical = json.dumps(grades, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """Return the SHA-256 of the grades in canonical JSON (``audit.canonical``)."""
+    return sha256_hex(canonical_json(grades))
 
 
 @transaction.atomic

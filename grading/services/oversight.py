@@ -8,8 +8,6 @@ rejects each copy and marks the sentences (and missing key elements) at fault.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import secrets
 from collections import Counter, defaultdict
@@ -22,6 +20,7 @@ from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
+from audit.canonical import canonical_json, sha256_hex
 from audit.services import audit_record
 from charters.models import KeyElement, Role, SourceChunk, UseCase
 from charters.models.tasks import Split
@@ -156,9 +155,7 @@ def oversight_study_create(
             "items_per_reviewer": items_per_reviewer,
             "items": len(items),
             "seeded": dict(Counter(d["kind"] for item in items for d in item.defects)),
-            "items_sha256": hashlib.sha256(
-                json.dumps(manifest, sort_keys=True).encode()
-            ).hexdigest(),
+            "items_sha256": sha256_hex(canonical_json(manifest)),
         },
     )
     return study

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,8 +11,11 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from audit.canonical import canonical_json, sha256_hex
 from audit.services import audit_record
+from charters.catalogue import catalogue
 from charters.models import Charter, Membership, Role, Stage, Task, UseCase
+from charters.models.charters import Treatment
 from charters.models.tasks import Split
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
@@ -28,7 +29,6 @@ from grading.models import (
     SessionStatus,
 )
 from grading.sampling import Candidate, assign_graders, blind_order, draw_sample, expected_outputs
-from metrics.catalogue import catalogue
 from runs.models import Output, OutputStatus, Run, RunStatus, Unit
 
 SESSION_ROLES = (Role.CHARTER_OWNER,)
@@ -67,7 +67,7 @@ def sample_plan(*, charter: Charter, outputs: Sequence[Output], baselines: int =
     }
     best = SamplePlan(population, population, None, None, None)
     best_needed = 0
-    for metric in charter.metrics.filter(treatment="gated", planned_n__isnull=False):
+    for metric in charter.metrics.filter(treatment=Treatment.GATED, planned_n__isnull=False):
         spec = metrics.get(metric.metric_id)
         if spec is None or not spec.human_graded or metric.planned_n is None:
             continue
@@ -236,9 +236,7 @@ def session_create(
             "graders_per_artefact": graders_per_artefact,
             "graders": sorted(grader_ids),
             "adjudicators": sorted(adjudicator_ids),
-            "sample_sha256": hashlib.sha256(
-                json.dumps(manifest, sort_keys=True).encode()
-            ).hexdigest(),
+            "sample_sha256": sha256_hex(canonical_json(manifest)),
         },
     )
     use_case_advance(

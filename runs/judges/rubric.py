@@ -25,10 +25,11 @@ stored scores name the judge version they were made under.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from audit.canonical import sha256_hex
 
 RUBRIC_VERSION = "1"
 
@@ -288,4 +289,4 @@ def _prompt() -> str:
 
 #: The system prompt of the LLM judge: the rubric as the judge reads it.
 RUBRIC_PROMPT = _prompt()
-RUBRIC_SHA256 = hashlib.sha256(RUBRIC_PROMPT.encode("utf-8")).hexdigest()
+RUBRIC_SHA256 = sha256_hex(RUBRIC_PROMPT)

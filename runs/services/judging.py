@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
 import time
 from collections import defaultdict
@@ -16,8 +15,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 
+from audit.canonical import sha256_hex
 from audit.services import audit_record
 from charters.models import GuidanceItem, KeyElement, Role, SourceChunk, Stage
+from charters.models.charters import Treatment
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
 from enterpriseval.errors import ConflictError, ServiceError
@@ -56,7 +57,7 @@ from runs.models import (
 )
 
 JUDGE_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
-PURPOSES = ("gated", "informational")
+PURPOSES = tuple(Treatment.values)
 OUTPUT_BATCH = 200
 DEFAULT_CONCURRENCY = 8
 MAX_LISTED_FAILURES = 20
@@ -151,7 +152,7 @@ def judge_get_or_create(*, kind: str, model_ref: str = "", name: str | None = No
             f"name {name!r} must be 1–80 letters, digits, hyphens or underscores", field="name"
         )
     rubric = _rubric_text(kind)
-    rubric_sha256 = _sha256(rubric)
+    rubric_sha256 = sha256_hex(rubric)
     existing = Judge.objects.filter(name=name, version=RUBRIC_VERSION).first()
     if existing is None:
         try:
@@ -248,7 +249,7 @@ def judge_run(
         str(sigma_model.get(part, "")) for part in ("provider", "id")
     )
     self_graded = judge.kind == JudgeKind.LLM and same_model(judge.model_ref, sigma_ref)
-    if self_graded and purpose == "gated":
+    if self_graded and purpose == Treatment.GATED:
         raise ServiceError(
             f"judge {judge.name} {judge.version} uses model {judge.model_ref}, the same model "
             f"({model_identity(judge.model_ref)}) as σ {configuration.name} "
@@ -315,10 +316,6 @@ def _rubric_text(kind: str) -> str:
     return RUBRIC_PROMPT
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _default_concurrency() -> int:
     return int(getattr(settings, "JUDGE_LLM_CONCURRENCY", DEFAULT_CONCURRENCY))
 
@@ -332,7 +329,7 @@ def _scorer(
     timeout: float,
     backoff_base: float,
 ) -> OfflineJudge | LLMJudge:
-    if judge.rubric_sha256 != _sha256(_rubric_text(judge.kind)):
+    if judge.rubric_sha256 != sha256_hex(_rubric_text(judge.kind)):
         raise ConflictError(
             f"judge {judge.name} {judge.version} was registered with another rubric "
             f"(sha256 {judge.rubric_sha256[:12]}…) than this code's; its scores could not be "

@@ -186,6 +186,20 @@ def test_duplicate_keys_are_refused_instead_of_keeping_the_last():
     ]
 
 
+def test_yes_in_a_charter_is_text_not_a_boolean():
+    # YAML 1.2 booleans (enterpriseval.documents): YAML 1.1 read ``yes`` as True.
+    assert problems("metrics:\n  - id: hallucination_rate\n    treatment: yes\n") == [
+        (
+            3,
+            "metrics[0].treatment",
+            "hallucination_rate: expected 'gated' or 'informational', got 'yes' (leave the "
+            "metric out to not use it)",
+        )
+    ]
+    document = read("metrics: []\nbaseline: no\nvalue_inputs:\n  reviewed: yes\n")
+    assert (document["baseline"], document["value_inputs"]) == ("no", {"reviewed": "yes"})
+
+
 def test_a_metric_listed_twice_is_refused():
     text = (
         "metrics:\n  - {id: irrelevance_rate, treatment: gated}\n"

@@ -63,7 +63,7 @@ def signed(personas, draft) -> Charter:
 
 def editor_form(document: dict, **overrides) -> dict:
     """Return the editor's POST data for ``document`` (every catalogue row, as the page sends)."""
-    from metrics.catalogue import catalogue
+    from charters.catalogue import catalogue
 
     data: dict = {"metric": list(catalogue())}
     for metric in document["metrics"]:

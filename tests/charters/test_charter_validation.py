@@ -344,3 +344,11 @@ def test_validation_and_the_document_module_import_without_django():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""
+
+
+def test_the_pure_treatments_are_the_models_treatment_values():
+    from charters.models.charters import Treatment
+    from charters.validation import GATED, INFORMATIONAL, TREATMENTS
+
+    assert (Treatment.GATED, Treatment.INFORMATIONAL) == (GATED, INFORMATIONAL)
+    assert list(TREATMENTS) == Treatment.values

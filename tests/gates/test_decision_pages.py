@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from charters.catalogue import catalogue_metric
 from charters.models import Charter, Role
 from charters.services.charters import charter_revise, charter_sign
 from demo.testing.decisions import EXAMPLES, decide, load_example_estimates
@@ -19,7 +20,6 @@ from gates.algorithm import gate_evaluate
 from gates.decision_file import load_decision_file
 from gates.services import decision_record, gate_input_for
 from gates.value_model import TimeInput, ValueInputs, value_estimate
-from metrics.catalogue import catalogue_metric
 from metrics.estimate import Interval, MetricEstimate
 
 IMG = re.compile(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
 
-from audit.canonical import sha256_hex
+from audit.canonical import canonical_json, sha256_hex
 from audit.models import AuditEntry
-from charters.models import Charter, UnblindingEvent
+from charters.models import Charter, CharterMetric, UnblindingEvent
 from demo.testing.decisions import load_example_estimates
 from demo.testing.grading import make_world
-from enterpriseval.errors import ServiceError
+from enterpriseval.errors import ConflictError, ServiceError
 from gates.algorithm import gate_evaluate
 from gates.models import Decision
 from gates.services import decision_record, gate_input_for
@@ -103,3 +105,65 @@ def test_a_gated_metric_without_an_estimate_makes_the_decision_undetermined(worl
     )
     assert decision.status == "Undetermined"
     assert any("hallucination_rate" in reason for reason in decision.record["gate"]["reasons"])
+
+
+def _estimates():
+    return {e.metric_id: e for e in load_example_estimates("gemini-2.5")}
+
+
+def _signed_metric(charter, metric_id, **fields):
+    """Return ``charter`` (in memory) with fields of one metric in its signed content changed."""
+    document = json.loads(charter.canonical_json)
+    entry = next(m for m in document["metrics"] if m["id"] == metric_id)
+    entry.update(fields)
+    charter.canonical_json = canonical_json(document)
+    return charter
+
+
+def test_the_gate_reads_the_signed_content_not_the_charter_metric_rows(world, triggers_lifted):
+    charter = Charter.objects.get(use_case=world.use_case)
+    signed = gate_input_for(charter=charter, estimates=_estimates())
+    with triggers_lifted("charters_chartermetric"):
+        rows = CharterMetric.objects.filter(charter=charter)
+        rows.filter(metric_id="hallucination_rate").update(theta_out=99.0, theta_in=98.0, weight=7)
+        rows.filter(metric_id="guidance_recall").delete()
+    charter = Charter.objects.get(pk=charter.pk)
+    assert gate_input_for(charter=charter, estimates=_estimates()) == signed
+    hallucination = next(m for m in signed.metrics if m.id == "hallucination_rate")
+    assert (hallucination.theta_out, hallucination.theta_in, hallucination.weight) == (10, 5, 1)
+    assert _decide(world).binding_metric == "guidance_recall"
+
+
+def test_the_gate_takes_the_direction_from_the_signed_content_not_the_catalogue(world):
+    charter = Charter.objects.get(use_case=world.use_case)
+    charter = _signed_metric(
+        charter, "hallucination_rate", direction="higher", theta_out=5, theta_in=10
+    )
+    gate_input = gate_input_for(charter=charter, estimates=_estimates())
+    hallucination = next(m for m in gate_input.metrics if m.id == "hallucination_rate")
+    assert (hallucination.direction, hallucination.theta_out, hallucination.theta_in) == (
+        "higher",
+        5.0,
+        10.0,
+    )
+
+
+@pytest.mark.parametrize("name", ["theta_out", "theta_in", "weight", "direction"])
+def test_a_value_missing_from_the_signed_content_is_refused_naming_it(world, name):
+    charter = _signed_metric(
+        Charter.objects.get(use_case=world.use_case), "hallucination_rate", **{name: None}
+    )
+    with pytest.raises(ConflictError) as raised:
+        gate_input_for(charter=charter, estimates=_estimates())
+    assert raised.value.field == f"metrics[hallucination_rate].{name}"
+    assert raised.value.message == (
+        f"Charter v1 of {world.use_case.key}: the signed content has no {name} for "
+        "hallucination_rate, which the gate needs; sign a revised charter that states it."
+    )
+
+
+def test_a_draft_charter_is_not_gated(world):
+    charter = Charter.objects.get(use_case=world.use_case)
+    charter.frozen_at = None
+    with pytest.raises(ConflictError, match="v1 is a draft: a decision needs the signed charter"):
+        gate_input_for(charter=charter, estimates=_estimates())

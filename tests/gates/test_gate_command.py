@@ -122,6 +122,10 @@ BAD_INPUTS = {
         ["weight"],
     ),
     "malformed file": ("metrics: [\n  - id: x\n  oops", ["malformed YAML", "line"]),
+    "duplicate key": (
+        VALID.replace("    theta_in: 5\n", "    theta_in: 5\n    theta_in: 4\n"),
+        ["metrics[1].theta_in", "duplicate key 'theta_in' (line 17, first on line 16)"],
+    ),
 }
 
 

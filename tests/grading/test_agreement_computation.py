@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from charters.catalogue import catalogue
 from enterpriseval.stats import cluster_mean_ci
 from grading.agreement import (
     COHEN_KAPPA,
@@ -30,7 +31,6 @@ from grading.agreement import (
     session_agreement,
 )
 from grading.rubric import FIELDS, FIELDS_BY_NAME
-from metrics.catalogue import catalogue
 
 SUPPORTED = ("not", "partially", "fully")
 

@@ -630,7 +630,7 @@ def test_the_confidence_must_be_in_the_open_unit_interval(confidence):
 
 
 def test_every_unit_metric_is_a_percent_metric_of_the_catalogue():
-    from metrics.catalogue import catalogue_metric
+    from charters.catalogue import catalogue_metric
 
     for metric_id in UNIT_METRICS:
         assert catalogue_metric(metric_id).scale == "percent"

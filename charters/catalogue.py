@@ -1,0 +1,113 @@
+"""The metric catalogue of SPEC §4, read from ``catalogue.yaml`` (the one data source).
+
+Pure: no Django import. A charter picks its metrics from here; estimation, the gate and the
+scorecard read each metric's direction, unit and grading modes from here too. The threshold
+pair rule (:func:`threshold_pair_fault`) lives beside the directions it depends on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
+AUTONOMY_LABELS = ("A0", "A1", "A2", "A3", "A4")
+Direction = Literal["higher", "lower"]
+PairFault = Literal["equal", "inverted"]
+
+
+@dataclass(frozen=True)
+class CatalogueMetric:
+    id: str
+    name: str
+    family: str
+    direction: Direction
+    unit: str
+    grading: tuple[str, ...]
+    level: int
+    scale: str
+    definition: str
+
+    @property
+    def level_label(self) -> str:
+        return AUTONOMY_LABELS[self.level]
+
+    @property
+    def human_graded(self) -> bool:
+        return "H" in self.grading
+
+
+@cache
+def catalogue() -> dict[str, CatalogueMetric]:
+    """Return the catalogue metrics by id, in catalogue order."""
+    raw = yaml.safe_load(CATALOGUE_PATH.read_text(encoding="utf-8"))
+    metrics = {}
+    for entry in raw["metrics"]:
+        metric = CatalogueMetric(
+            id=entry["id"],
+            name=entry["name"],
+            family=entry["family"],
+            direction=entry["direction"],
+            unit=entry["unit"],
+            grading=tuple(entry["grading"]),
+            level=int(entry["level"]),
+            scale=entry["scale"],
+            definition=entry["definition"],
+        )
+        metrics[metric.id] = metric
+    return metrics
+
+
+def catalogue_metric(metric_id: str) -> CatalogueMetric:
+    """Return one catalogue metric, or raise ``KeyError`` naming the unknown id."""
+    try:
+        return catalogue()[metric_id]
+    except KeyError:
+        raise KeyError(f"{metric_id!r} is not in the metric catalogue (SPEC §4)") from None
+
+
+def metrics_required_at(autonomy: int) -> list[CatalogueMetric]:
+    """Return the metrics whose level is at or below ``autonomy`` (each must be gated or
+    informational with a reason)."""
+    return [metric for metric in catalogue().values() if metric.level <= autonomy]
+
+
+def threshold_pair_fault(
+    *, direction: str | float, theta_out: float, theta_in: float
+) -> PairFault | None:
+    """Return what is wrong with a metric's threshold pair, or ``None`` if it is valid.
+
+    Parameters
+    ----------
+    direction : {"higher", "lower"} or {+1, -1}
+        Which way the metric is better, as a word or as the sign d.
+    theta_out, theta_in : float
+        The outer and inner thresholds.
+
+    Returns
+    -------
+    {"equal", "inverted"} or None
+        ``None`` when θin is strictly better than θout; ``"equal"`` when they coincide;
+        ``"inverted"`` when θout is the better one.
+
+    Notes
+    -----
+    SPEC §6.1 validity: d(θin − θout) > 0, with d = +1 where higher is better and d = −1
+    where lower is better. An equal pair leaves no Conditional band and ν would divide by
+    zero; an inverted one would scale a system that fails the bar it must clear.
+    """
+    if isinstance(direction, str):
+        if direction not in ("higher", "lower"):
+            raise ValueError(f"direction must be 'higher' or 'lower', got {direction!r}")
+        sign = 1.0 if direction == "higher" else -1.0
+    elif direction in (1, -1):
+        sign = float(direction)
+    else:
+        raise ValueError(f"direction must be +1 or -1 as a sign, got {direction!r}")
+    if sign * (theta_in - theta_out) > 0:  # SPEC §6.1 validity: d(θin − θout) > 0
+        return None
+    return "equal" if theta_in == theta_out else "inverted"
