@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
+from enterpriseval.documents import config_data
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
 AUTONOMY_LABELS = ("A0", "A1", "A2", "A3", "A4")
@@ -44,7 +44,7 @@ class CatalogueMetric:
 @cache
 def catalogue() -> dict[str, CatalogueMetric]:
     """Return the catalogue metrics by id, in catalogue order."""
-    raw = yaml.safe_load(CATALOGUE_PATH.read_text(encoding="utf-8"))
+    raw = config_data(CATALOGUE_PATH.read_text(encoding="utf-8"), str(CATALOGUE_PATH))
     metrics = {}
     for entry in raw["metrics"]:
         metric = CatalogueMetric(

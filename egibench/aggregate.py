@@ -39,16 +39,15 @@ seed 000 (EGI-Bench) §4, Table 2, Appendix C Table 6; SPEC §10.
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeGuard
-
-import yaml
+from typing import Any, Literal
 
 from audit.canonical import canonical_json, sha256_hex
+from enterpriseval.documents import config_data
+from enterpriseval.values import finite_number
 
 __all__ = [
     "BUCKETS",
@@ -278,11 +277,7 @@ def load_routing(path: str | Path = DEFAULT_ROUTING) -> Routing:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ValueError(f"{path}: cannot read the routing file ({error.strerror})") from error
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: not valid YAML ({error})") from error
-    return routing_from_mapping(data, source=str(path))
+    return routing_from_mapping(config_data(text, str(path)), source=str(path))
 
 
 def routing_from_mapping(data: Any, *, source: str = "<mapping>") -> Routing:
@@ -358,11 +353,11 @@ def _route_from_mapping(item: Any, *, where: str, declared: list[str]) -> Route:
     if scale not in _SCALES:
         raise ValueError(f"{where}: scale {scale!r} is not one of {list(_SCALES)}")
     weight = item.get("weight", 1.0)
-    if not _is_real(weight) or not math.isfinite(weight) or weight <= 0:
+    if (number := finite_number(weight)) is None or number <= 0:
         raise ValueError(f"{where}: weight must be a positive number, got {weight!r}")
     ceiling = item.get("ceiling")
     if direction == "lower":
-        if not _is_real(ceiling) or not math.isfinite(ceiling) or ceiling <= 0:
+        if (number := finite_number(ceiling)) is None or number <= 0:
             raise ValueError(
                 f"{where}: a lower-is-better route needs a positive 'ceiling', got {ceiling!r}"
             )
@@ -505,7 +500,7 @@ def effective_weights(overrides: Mapping[str, float] | None = None) -> dict[str,
     for bucket, value in overrides.items():
         if bucket not in BUCKETS:
             raise ValueError(f"egi_weights: unknown bucket {bucket!r}; expected {list(BUCKETS)}")
-        if not _is_real(value) or not math.isfinite(value):
+        if finite_number(value) is None:
             raise ValueError(f"egi_weights: {bucket} weight {value!r} is not a finite number")
         if value < 0:
             raise ValueError(f"egi_weights: {bucket} weight {value} is negative")
@@ -706,7 +701,7 @@ def _check_raw(
             raise ValueError(f"raw[{name!r}]: expected a mapping of sub-metric values")
         row: dict[str, float | None] = {}
         for key, value in bench_values.items():
-            if value is not None and (not _is_real(value) or not math.isfinite(value)):
+            if value is not None and finite_number(value) is None:
                 raise ValueError(f"{name}.{key}: {value!r} is not a finite number")
             row[str(key)] = None if value is None else float(value)
         checked[str(name)] = row
@@ -718,11 +713,7 @@ def _check_floors(floors: Mapping[str, float]) -> dict[str, float]:
     for bucket, floor in floors.items():
         if bucket not in BUCKETS:
             raise ValueError(f"floors: unknown bucket {bucket!r}; expected {list(BUCKETS)}")
-        if not _is_real(floor) or not 0 <= floor <= 100:
+        if (number := finite_number(floor)) is None or not 0 <= number <= 100:
             raise ValueError(f"floors: {bucket} floor {floor!r} is not a number in [0, 100]")
-        checked[bucket] = float(floor)
+        checked[bucket] = number
     return checked
-
-
-def _is_real(value: Any) -> TypeGuard[float]:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)

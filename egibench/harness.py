@@ -37,7 +37,6 @@ Registry keys, per benchmark (``benchmarks.<name>``; ``<name>`` is an importer's
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import random
 import shlex
@@ -50,7 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import yaml
+from enterpriseval.documents import config_data
+from enterpriseval.values import finite_number
 
 __all__ = [
     "DEFAULT_REGISTRY",
@@ -351,11 +351,10 @@ def load_registry(path: Path, *, routes: Sequence[tuple[str, str, str]] = ()) ->
     file and the key at fault.
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise RegistryError(f"--harnesses {path}: cannot read ({error.strerror})") from None
-    except yaml.YAMLError as error:
-        raise RegistryError(f"--harnesses {path}: not valid YAML ({error})") from None
+    data = config_data(text, f"--harnesses {path}", error=RegistryError)
     benchmarks = data.get("benchmarks") if isinstance(data, dict) else None
     if not isinstance(benchmarks, dict):
         raise RegistryError(
@@ -570,11 +569,12 @@ def _steps(entry: Mapping[str, Any], key: str, fail: Any) -> tuple[Step, ...]:
 
 
 def _positive(value: Any, key: str, fail: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise fail(key, f"expected a number > 0, got {value!r}")
-    if not math.isfinite(value):
+    number = finite_number(value)
+    if number is None and isinstance(value, float) and value > 0:
         raise fail(key, f"expected a finite number, got {value!r}")
-    return float(value)
+    if number is None or not number > 0:
+        raise fail(key, f"expected a number > 0, got {value!r}")
+    return number
 
 
 def _check_template(

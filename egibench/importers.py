@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from enterpriseval.values import finite_number, type_name
+
 __all__ = [
     "IMPORTERS",
     "BenchmarkFileError",
@@ -143,25 +145,28 @@ def _get(container: Any, key: str | int, path: Path, where: str) -> Any:
 
 def _as_dict(value: Any, path: Path, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise BenchmarkFileError(path, where, f"expected an object, got {type(value).__name__}")
+        raise BenchmarkFileError(
+            path, where, f"expected an object, got {type_name(value, style='python')}"
+        )
     return value
 
 
 def _as_list(value: Any, path: Path, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise BenchmarkFileError(path, where, f"expected a list, got {type(value).__name__}")
+        raise BenchmarkFileError(
+            path, where, f"expected a list, got {type_name(value, style='python')}"
+        )
     return value
 
 
 def _number(value: Any, path: Path, where: str, *, low: float = 0.0, high: float = 1.0) -> float:
     """Return ``value`` as a float in ``[low, high]``; booleans, strings and NaN are refused."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BenchmarkFileError(
-            path, where, f"expected a number, got {type(value).__name__} {value!r}"
-        )
-    number = float(value)
-    if not math.isfinite(number) or not low <= number <= high:
-        raise BenchmarkFileError(path, where, f"{number!r} is outside [{low:g}, {high:g}]")
+    number = finite_number(value)
+    if number is None and not isinstance(value, float):  # a NaN or an infinity is a float
+        got = type_name(value, style="python") + ("" if value is None else f" {value!r}")
+        raise BenchmarkFileError(path, where, f"expected a number, got {got}")
+    if number is None or not low <= number <= high:
+        raise BenchmarkFileError(path, where, f"{float(value)!r} is outside [{low:g}, {high:g}]")
     return number
 
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from enterpriseval.documents import config_data
 
 __all__ = [
     "DEFAULT_ALIASES",
@@ -75,12 +75,10 @@ def load_aliases(path: str | Path = DEFAULT_ALIASES) -> AliasTable:
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ValueError(f"{path}: cannot read the alias table ({error.strerror})") from error
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: not valid YAML ({error})") from error
-    return alias_table_from_mapping(data, source=str(path))
+    return alias_table_from_mapping(config_data(text, str(path)), source=str(path))
 
 
 def alias_table_from_mapping(data: Any, *, source: str = "<mapping>") -> AliasTable:

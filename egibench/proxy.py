@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import yaml
+from enterpriseval.documents import config_data
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -102,11 +102,10 @@ class ProxyStatus:
 def check_config(path: Path) -> list[str]:
     """Return the model names a LiteLLM model-list config serves; refuse a malformed one."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ProxyError(f"--config {path}: cannot read ({error.strerror})") from None
-    except yaml.YAMLError as error:
-        raise ProxyError(f"--config {path}: not valid YAML ({error})") from None
+    data = config_data(text, f"--config {path}", error=ProxyError)
     models = data.get("model_list") if isinstance(data, dict) else None
     if not isinstance(models, list) or not models:
         raise ProxyError(f"{path}: key model_list: expected a non-empty list of models")
@@ -123,7 +122,7 @@ def check_config(path: Path) -> list[str]:
 
 
 def _config_master_key(path: Path) -> str | None:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = config_data(path.read_text(encoding="utf-8"), f"--config {path}", error=ProxyError)
     settings = data.get("general_settings") if isinstance(data, dict) else None
     key = settings.get("master_key") if isinstance(settings, dict) else None
     return key if isinstance(key, str) and key else None

@@ -26,10 +26,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from egibench.aggregate import BUCKETS
+from enterpriseval.values import finite_number
 
 __all__ = ["MODES", "ResultRecord", "ResultShapeError", "floor_status", "result_record"]
 
@@ -201,7 +202,7 @@ def _check_measured(
         raise _error(where, "egi_weights", "an object with a weight for each of M1–M6", weights)
     for bucket in BUCKETS:
         weight = weights[bucket]
-        if not _is_number(weight) or weight < 0:
+        if (number := finite_number(weight)) is None or number < 0:
             raise _error(where, f"egi_weights.{bucket}", "a non-negative number", weight)
     # seed 000 §4: EGI = Σ W_k M_k over the present buckets (no reweighting across buckets).
     expected = math.fsum(
@@ -225,7 +226,7 @@ def _floors(raw: Any, where: str, buckets: Mapping[str, float | None]) -> dict[s
         if not isinstance(row, Mapping):
             raise _error(where, key, "an object with floor, score and status", row)
         floor = row.get("floor")
-        if not _is_number(floor) or not 0 <= floor <= 100:
+        if (number := finite_number(floor)) is None or not 0 <= number <= 100:
             raise _error(where, f"{key}.floor", "a number in [0, 100]", floor)
         score = _score(row.get("score"), where, f"{key}.score")
         if score != buckets[bucket] and not (
@@ -262,13 +263,9 @@ def _timestamp(value: Any, where: str) -> dt.datetime:
 def _score(value: Any, where: str, key: str) -> float | None:
     if value is None:
         return None
-    if not _is_number(value) or not math.isfinite(value) or not 0 <= value <= 100:
+    if (number := finite_number(value)) is None or not 0 <= number <= 100:
         raise _error(where, key, "a number in [0, 100] or null", value)
-    return float(value)
-
-
-def _is_number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return number
 
 
 def _error(where: str, key: str, expected: str, got: Any) -> ResultShapeError:

@@ -13,14 +13,17 @@ read by :func:`document_read`:
   sequence of keys and indexes), so a message can name the file, the line and the field.
 
 The readers raise :class:`DocumentSyntaxError` or :class:`DuplicateKeyError` with where and
-what; each caller words them for its own file type.
+what; each caller words them for its own file type. A configuration file a program reads whole
+(a routing, a registry, a table) is read by :func:`config_data`, which words both in one line
+naming the file. :func:`json_unique_object` is the JSON hook that refuses a repeated key, for
+readers that call :func:`json.loads` themselves (the JSONL imports).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,8 +38,10 @@ __all__ = [
     "DuplicateKeyError",
     "Format",
     "LineIndex",
+    "config_data",
     "document_lines",
     "document_read",
+    "json_unique_object",
 ]
 
 Format = Literal["yaml", "json"]
@@ -176,7 +181,7 @@ def document_read(text: str, *, fmt: Format) -> Document:
     """
     if fmt == "json":
         try:
-            data = json.loads(text, object_pairs_hook=_unique_pairs)
+            data = json.loads(text, object_pairs_hook=json_unique_object)
         except json.JSONDecodeError as error:
             raise DocumentSyntaxError(
                 "json", error.msg, line=error.lineno, column=error.colno
@@ -196,6 +201,41 @@ def document_read(text: str, *, fmt: Format) -> Document:
     finally:
         loader.dispose()
     return Document(data, LineIndex(node))
+
+
+def config_data(text: str, source: str, *, error: Callable[[str], Exception] = ValueError) -> Any:
+    """Return the data of the YAML configuration file ``text``; ``source`` names the file.
+
+    Raises ``error`` with one line: ``<source>: not valid YAML (line 2, column 3: mapping
+    values are not allowed here)``, or for a repeated key ``<source>: not valid YAML (line 5:
+    key 'routes' appears twice, first on line 2; give each key once)``.
+    """
+    try:
+        return document_read(text, fmt="yaml").data
+    except DocumentSyntaxError as syntax:
+        where = f"line {syntax.line}" if syntax.line is not None else ""
+        where += f", column {syntax.column}" if where and syntax.column is not None else ""
+        detail = f"{where}: {syntax.reason}" if where else syntax.reason
+    except DuplicateKeyError as duplicated:
+        first = duplicated.duplicates[0]
+        detail = (
+            f"line {first.line}: key {first.path!r} appears twice, first on line "
+            f"{first.first_line}; give each key once"
+        )
+    raise error(f"{source}: not valid YAML ({detail})")
+
+
+def json_unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Return the object of JSON ``pairs``; raise :class:`DuplicateKeyError` on a repeated key.
+
+    The ``object_pairs_hook`` of :func:`json.loads`: JSON itself would keep the last value.
+    """
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DuplicateKeyError([DuplicateKey(key)])
+        result[key] = value
+    return result
 
 
 def document_lines(text: str) -> LineIndex:
@@ -224,15 +264,6 @@ def _yaml_error(error: yaml.YAMLError) -> DocumentSyntaxError:
         line=line,
         column=column,
     )
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise DuplicateKeyError([DuplicateKey(key)])
-        result[key] = value
-    return result
 
 
 def _duplicates(node: yaml.Node, path: str) -> Iterator[DuplicateKey]:

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, ClassVar, Generic, TypeVar
 
+from enterpriseval.documents import DuplicateKeyError, json_unique_object
 from enterpriseval.values import json_kind
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -252,10 +253,12 @@ def decode_object_line(number: int, raw: bytes) -> DecodedLine:
     if not text.strip(_JSON_WHITESPACE):
         return DecodedLine(True, {}, None)
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except _DuplicateKeyError as error:
+        value = json.loads(text, object_pairs_hook=json_unique_object, parse_constant=_no_constant)
+    except DuplicateKeyError as error:
         return DecodedLine(
-            False, {}, (error.key, "appears twice in one object; give each field once")
+            False,
+            {},
+            (error.duplicates[0].key, "appears twice in one object; give each field once"),
         )
     except json.JSONDecodeError as error:
         return DecodedLine(
@@ -298,21 +301,6 @@ def unstorable_in(value: Any) -> tuple[str, str] | None:
         elif isinstance(item, list):
             stack.extend((f"{path}[{index}]", child) for index, child in enumerate(item))
     return None
-
-
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKeyError(key)
-        result[key] = value
-    return result
 
 
 def _no_constant(name: str) -> Any:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from enterpriseval.documents import config_data
+from enterpriseval.values import finite_number
 from metrics.estimate import MetricEstimate
 from metrics.task_estimators import (
     DEFAULT_RESAMPLES,
@@ -37,17 +37,18 @@ class UseCaseCEffort:
 def _hours(value: Any, where: str, *, optional: bool) -> float | None:
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    number = finite_number(value)
+    if number is None or number < 0:
         kind = "a non-negative number of hours or null" if optional else "a positive number"
         raise ValueError(f"{where} must be {kind}, got {value!r}")
-    if not optional and value == 0:
+    if not optional and number == 0:
         raise ValueError(f"{where} must be a positive number, got 0")
-    return float(value)
+    return number
 
 
 def load_effort(path: Path = EFFORT_PATH) -> UseCaseCEffort:
     """Return the effort table in ``path``, or raise ``ValueError`` naming the faulty entry."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = config_data(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping with baseline, versions and documents")
     baseline = raw.get("baseline")
