@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from charters import catalogue as catalogue_module
 from charters.catalogue import (
     catalogue,
     catalogue_metric,
@@ -22,6 +23,24 @@ def test_every_metric_has_a_direction_and_a_level():
 def test_an_unknown_metric_is_named_in_the_error():
     with pytest.raises(KeyError, match="'no_such_metric' is not in the metric catalogue"):
         catalogue_metric("no_such_metric")
+
+
+def test_a_catalogue_key_given_twice_is_refused_naming_the_file_key_and_lines(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "catalogue.yaml"
+    path.write_text("metrics: []\nmetrics: []\n", encoding="utf-8")
+    monkeypatch.setattr(catalogue_module, "CATALOGUE_PATH", path)
+    catalogue.cache_clear()
+    try:
+        with pytest.raises(ValueError) as raised:
+            catalogue()
+    finally:
+        catalogue.cache_clear()
+    assert str(raised.value) == (
+        f"{path}: not valid YAML (line 2: key 'metrics' appears twice, first on line 1; "
+        "give each key once)"
+    )
 
 
 def test_the_metrics_required_grow_with_autonomy():

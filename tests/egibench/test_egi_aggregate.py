@@ -452,6 +452,17 @@ def test_load_routing_names_an_unreadable_or_invalid_file(tmp_path):
         load_routing(bad)
 
 
+def test_load_routing_refuses_a_key_given_twice_naming_the_file_key_and_lines(tmp_path):
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("benchmarks: [a]\nroutes: []\nbenchmarks: [b]\n")
+    with pytest.raises(ValueError) as raised:
+        load_routing(twice)
+    assert str(raised.value) == (
+        f"{twice}: not valid YAML (line 3: key 'benchmarks' appears twice, first on line 1; "
+        "give each key once)"
+    )
+
+
 def test_the_routing_hash_ignores_layout_and_follows_the_values(tmp_path):
     path = tmp_path / "r.yaml"
     path.write_text("# a comment\nbenchmarks: [a]\nroutes:\n  - " + json.dumps(_GOOD) + "\n")

@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from egibench.model_names import alias_table_from_mapping, name_key, strip_provider
+from egibench.model_names import (
+    alias_table_from_mapping,
+    load_aliases,
+    name_key,
+    strip_provider,
+)
 from egibench.selectors import (
     ALIAS,
     EXACT,
@@ -33,6 +38,17 @@ def test_names_lose_their_provider_prefix_and_case():
     assert strip_provider("gemini/gemini-2.5-pro") == "gemini-2.5-pro"
     assert strip_provider("openrouter/anthropic/claude-sonnet-4-5") == "claude-sonnet-4-5"
     assert name_key(" Gemini  2.5 Pro ") == "gemini 2.5 pro"
+
+
+def test_an_alias_table_key_given_twice_is_refused_naming_the_file_key_and_lines(tmp_path):
+    path = tmp_path / "aliases.yaml"
+    path.write_text("models:\n  - name: A\n    name: B\n", encoding="utf-8")
+    with pytest.raises(ValueError) as raised:
+        load_aliases(path)
+    assert str(raised.value) == (
+        f"{path}: not valid YAML (line 3: key 'models[0].name' appears twice, first on line 2; "
+        "give each key once)"
+    )
 
 
 def test_an_exact_model_id_wins_over_the_stripped_and_alias_matches(store):

@@ -178,6 +178,10 @@ def test_a_stale_record_is_not_running_and_stop_clears_it(
         ("model_list: [{litellm_params: {model: x}}]\n", "model_list[0].model_name"),
         ("model_list: [{model_name: a}]\n", "model_list[0].litellm_params.model"),
         ("model_list: [\n", "not valid YAML"),
+        (
+            "model_list: []\nmodel_list: []\n",
+            "not valid YAML (line 2: key 'model_list' appears twice, first on line 1;",
+        ),
     ],
 )
 def test_start_refuses_a_bad_model_list_naming_the_file_and_key(

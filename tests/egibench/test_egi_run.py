@@ -188,6 +188,19 @@ def test_a_bad_registry_entry_is_refused_naming_the_file_and_key(
     assert str(caught.value).startswith(f"{path}: key ") and key in str(caught.value)
 
 
+def test_a_registry_key_given_twice_is_refused_naming_the_file_key_and_lines(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "h.yaml"
+    path.write_text("benchmarks:\n  crmarena: {command: x}\n  crmarena: {command: y}\n")
+    with pytest.raises(RegistryError) as caught:
+        load_registry(path, routes=ROUTES)
+    assert str(caught.value) == (
+        f"--harnesses {path}: not valid YAML (line 3: key 'benchmarks.crmarena' appears twice, "
+        "first on line 2; give each key once)"
+    )
+
+
 # --- run -------------------------------------------------------------------------------------
 
 CRM_SCRIPT = """\

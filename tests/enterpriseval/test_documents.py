@@ -8,8 +8,10 @@ from enterpriseval.documents import (
     DocumentSyntaxError,
     DuplicateKey,
     DuplicateKeyError,
+    config_data,
     document_lines,
     document_read,
+    json_unique_object,
 )
 
 CHARTER = """\
@@ -98,3 +100,28 @@ def test_json_text_has_lines_too_and_an_unreadable_text_has_none():
     assert lines.line("metrics[0].id") == 3
     assert document_lines("a: [").line("a") is None
     assert document_lines("a: [").root_line is None
+
+
+def test_a_configuration_file_reads_yaml_1_2_and_words_its_faults_in_one_line_naming_the_file():
+    assert config_data("flag: yes\nday: 2027-03-31\n", "c.yaml") == {
+        "flag": "yes",
+        "day": "2027-03-31",
+    }
+    with pytest.raises(ValueError) as raised:
+        config_data("a: 1\n b: 2\n", "c.yaml")
+    assert str(raised.value) == (
+        "c.yaml: not valid YAML (line 2, column 3: mapping values are not allowed here)"
+    )
+    with pytest.raises(LookupError) as raised:
+        config_data("a: 1\nb:\n  c: 1\n  c: 2\n", "c.yaml", error=LookupError)
+    assert str(raised.value) == (
+        "c.yaml: not valid YAML (line 4: key 'b.c' appears twice, first on line 3; "
+        "give each key once)"
+    )
+
+
+def test_the_json_hook_refuses_a_repeated_key_and_keeps_the_order():
+    assert list(json_unique_object([("b", 1), ("a", 2)])) == ["b", "a"]
+    with pytest.raises(DuplicateKeyError) as raised:
+        json_unique_object([("a", 1), ("a", 2)])
+    assert raised.value.duplicates == (DuplicateKey("a"),)

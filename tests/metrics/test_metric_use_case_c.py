@@ -137,3 +137,17 @@ def test_the_loader_names_the_faulty_entry(tmp_path: Path, text: str, message: s
 
     with pytest.raises(ValueError, match=message):
         load_effort(path)
+
+
+def test_the_loader_refuses_a_key_given_twice_naming_the_file_key_and_lines(tmp_path: Path):
+    path = tmp_path / "effort.yaml"
+    path.write_text(
+        "baseline: estimated\nversions: [v1]\ndocuments:\n  - {id: '1', manual: 5, manual: 6}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError) as raised:
+        load_effort(path)
+    assert str(raised.value) == (
+        f"{path}: not valid YAML (line 4: key 'documents[0].manual' appears twice, first on "
+        "line 4; give each key once)"
+    )
