@@ -361,7 +361,7 @@ def _route_from_mapping(item: Any, *, where: str, declared: list[str]) -> Route:
             raise ValueError(
                 f"{where}: a lower-is-better route needs a positive 'ceiling', got {ceiling!r}"
             )
-        if scale in _SCALE_MAX and ceiling > _SCALE_MAX[scale]:
+        if scale in _SCALE_MAX and number > _SCALE_MAX[scale]:
             raise ValueError(
                 f"{where}: ceiling {ceiling} exceeds the {scale} scale's {_SCALE_MAX[scale]:g}"
             )

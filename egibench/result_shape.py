@@ -225,9 +225,9 @@ def _floors(raw: Any, where: str, buckets: Mapping[str, float | None]) -> dict[s
             raise ResultShapeError(f"{where}: key '{key}': unknown bucket")
         if not isinstance(row, Mapping):
             raise _error(where, key, "an object with floor, score and status", row)
-        floor = row.get("floor")
-        if (number := finite_number(floor)) is None or not 0 <= number <= 100:
-            raise _error(where, f"{key}.floor", "a number in [0, 100]", floor)
+        floor = finite_number(row.get("floor"))
+        if floor is None or not 0 <= floor <= 100:
+            raise _error(where, f"{key}.floor", "a number in [0, 100]", row.get("floor"))
         score = _score(row.get("score"), where, f"{key}.score")
         if score != buckets[bucket] and not (
             score is not None
@@ -238,13 +238,13 @@ def _floors(raw: Any, where: str, buckets: Mapping[str, float | None]) -> dict[s
                 f"{where}: key '{key}.score': {score} is not the bucket's score {buckets[bucket]}"
             )
         status = row.get("status")
-        expected = floor_status(score, float(floor))
+        expected = floor_status(score, floor)
         if status != expected:
             raise ResultShapeError(
                 f"{where}: key '{key}.status': {status!r}, but score {score} against floor "
                 f"{floor:g} is {expected!r}"
             )
-        floors[str(bucket)] = {"floor": float(floor), "score": score, "status": status}
+        floors[str(bucket)] = {"floor": floor, "score": score, "status": status}
     return floors
 
 
