@@ -367,9 +367,12 @@ def value_for(
     SPEC §6.3: HR and ρ_catch from their graded counts (Beta posteriors), generation and
     review times from their recorded samples, the rest from the charter's value inputs; a
     90 % interval from 10,000 draws seeded by the charter's hash.
+    The charter's value inputs and measurement mode are read from its signed content, as the
+    thresholds are (``gate_input_for``).
     """
-
-    if not charter.value_inputs:
+    signed = _signed_document(charter)
+    charter_inputs = signed.get("value_inputs") or {}
+    if not charter_inputs:
         return {"unavailable": "the charter gives no value inputs"}
     hallucination = None
     if session is not None:
@@ -404,14 +407,14 @@ def value_for(
     if generation:
         observed["t_gen"] = generation
     arguments: dict[str, Any] = {
-        "measurement_mode": charter.measurement_mode,
+        "measurement_mode": _signed(charter, signed, "measurement_mode"),
         "hallucination": hallucination,
         "catch": catch,
         "observed_times": observed,
     }
     try:
-        inputs = value_inputs_from_charter(charter.value_inputs, **arguments)
-        provenance = value_provenance(charter.value_inputs, **arguments)
+        inputs = value_inputs_from_charter(charter_inputs, **arguments)
+        provenance = value_provenance(charter_inputs, **arguments)
     except ValueError as error:
         return {"unavailable": str(error)}
     estimate = value_estimate(inputs, seed=int(charter.sha256[:8], 16))

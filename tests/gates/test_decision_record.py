@@ -16,7 +16,7 @@ from demo.testing.grading import make_world
 from enterpriseval.errors import ConflictError, ServiceError
 from gates.algorithm import gate_evaluate
 from gates.models import Decision
-from gates.services import decision_record, gate_input_for
+from gates.services import decision_record, gate_input_for, value_for
 
 
 @pytest.fixture
@@ -167,3 +167,22 @@ def test_a_draft_charter_is_not_gated(world):
     charter.frozen_at = None
     with pytest.raises(ConflictError, match="v1 is a draft: a decision needs the signed charter"):
         gate_input_for(charter=charter, estimates=_estimates())
+
+
+def test_the_value_estimate_reads_the_signed_value_inputs_not_the_charter_row(world):
+    charter = Charter.objects.get(use_case=world.use_case)
+    assert charter.value_inputs, "the example charter states value inputs"
+    signed = value_for(charter=charter, run=world.runs[0], session=None, judge=None, study=None)
+    assert "unavailable" not in signed
+    charter.value_inputs = {}
+    charter.measurement_mode = "other"
+    assert (
+        value_for(charter=charter, run=world.runs[0], session=None, judge=None, study=None)
+        == signed
+    )
+    document = json.loads(charter.canonical_json)
+    document["value_inputs"] = {}
+    charter.canonical_json = canonical_json(document)
+    assert value_for(charter=charter, run=world.runs[0], session=None, judge=None, study=None) == {
+        "unavailable": "the charter gives no value inputs"
+    }
