@@ -1,4 +1,4 @@
-"""Runs under /api/v1/use-cases/<key>/runs/: import, list, detail with progress, outputs."""
+"""Runs under /api/v1/use-cases/<key>/runs/: start, import, list, progress, outputs, judging."""
 
 from __future__ import annotations
 
@@ -19,15 +19,20 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 from rest_framework.views import APIView
 
 from charters.models import Configuration, TaskSet, UseCase
+from charters.models.charters import Treatment
 from charters.models.tasks import Split
 from charters.selectors.configurations import configuration_get
 from charters.selectors.task_sets import task_set_get
 from enterpriseval.api import ErrorOutput, validated
 from enterpriseval.errors import ServiceError
-from runs.models import OutputStatus, Run
+from runs.judges.rubric import RUBRIC_VERSION
+from runs.models import Judging, OutputStatus, Run
 from runs.selectors.runs import (
     MAX_OUTPUT_PAGE_SIZE,
     OUTPUT_PAGE_SIZE,
+    judging_get,
+    judging_list,
+    judging_percent,
     output_get,
     run_access,
     run_detail,
@@ -35,8 +40,9 @@ from runs.selectors.runs import (
     run_list,
     run_outputs,
 )
+from runs.services.judging import JUDGE_KINDS, run_judge_start
 from runs.services.outputs import MAX_REPEATS, output_import
-from runs.services.runs import run_create, run_start
+from runs.services.runs import MAX_CONCURRENCY, run_create, run_start
 
 VERSIONED_NAME = re.compile(r"^(?P<name>[-a-zA-Z0-9_]{1,80}):v?(?P<version>[0-9]{1,9})\Z")
 
@@ -139,6 +145,88 @@ class RunCreateInput(serializers.Serializer[dict[str, Any]]):
     cost_budget_usd = serializers.DecimalField(
         max_digits=12, decimal_places=6, min_value=Decimal("0"), required=False
     )
+
+
+class RunJudgeInput(serializers.Serializer[dict[str, Any]]):
+    judge = serializers.ChoiceField(
+        choices=list(JUDGE_KINDS),
+        help_text="offline: the built-in judge; litellm: an LLM judge called through litellm.",
+    )
+    model_ref = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text='The LLM judge\'s litellm model string, e.g. "openai/gpt-4o".',
+    )
+    name = serializers.CharField(
+        required=False,
+        max_length=80,
+        help_text='The judge\'s name (default "offline", or "llm-" and the model).',
+    )
+    purpose = serializers.ChoiceField(
+        choices=Treatment.values,
+        default=Treatment.GATED,
+        help_text="gated: the scores may decide a gated metric, so the judge's model must "
+        "differ from σ's; informational: they may not.",
+    )
+    api_base = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=300,
+        help_text="URL of an OpenAI-compatible endpoint (default: the provider's).",
+    )
+    api_key_env = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="NAME of the workers' environment variable holding the API key (never the key).",
+    )
+    concurrency = serializers.IntegerField(
+        min_value=1, max_value=MAX_CONCURRENCY, required=False, help_text="Calls in flight."
+    )
+    rubric_version = serializers.CharField(default=RUBRIC_VERSION, max_length=40)
+
+
+class JudgeRefOutput(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    version = serializers.CharField()
+    kind = serializers.CharField()
+    model_ref = serializers.CharField()
+    rubric_sha256 = serializers.CharField()
+
+
+class JudgingOutput(serializers.Serializer[Judging]):
+    id = serializers.IntegerField(source="pk")
+    run = serializers.IntegerField(source="run_id")
+    judge = JudgeRefOutput()
+    purpose = serializers.CharField()
+    api_base = serializers.CharField()
+    api_key_env = serializers.CharField()
+    concurrency = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField()
+    self_graded = serializers.BooleanField()
+    outputs_total = serializers.IntegerField()
+    outputs_done = serializers.IntegerField()
+    outputs_judged = serializers.IntegerField()
+    outputs_failed = serializers.IntegerField()
+    outputs_without_units = serializers.IntegerField()
+    units_scored = serializers.IntegerField()
+    scores_written = serializers.IntegerField()
+    percent = serializers.SerializerMethodField()
+    error = serializers.CharField()
+    requested_by = serializers.CharField(source="requested_by.get_username")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    def get_percent(self, judging: Judging) -> float:
+        return judging_percent(judging)
+
+    def get_url(self, judging: Judging) -> str:
+        return reverse(
+            "api-run-judging", args=[judging.run.use_case.key, judging.run_id, judging.pk]
+        )
 
 
 class UnitOutput(serializers.Serializer[Any]):
@@ -335,6 +423,75 @@ class RunOutputApi(APIView):
         ).data
         data["trajectory"] = view.trajectory
         return Response(data)
+
+
+class RunJudgeApi(APIView):
+    @extend_schema(
+        request=RunJudgeInput,
+        responses={
+            202: JudgingOutput,
+            400: ErrorOutput,
+            403: ErrorOutput,
+            404: ErrorOutput,
+            409: ErrorOutput,
+        },
+        summary="Judge every unit of a finished run: register the judge and enqueue the work",
+        operation_id="use_case_run_judge",
+        description=(
+            "The judging runs on the Celery workers; poll its url (GET …/judgings/<id>/) for "
+            "progress. Refused (400, field judge) when the judge's model is σ's model and the "
+            "purpose is gated (SPEC §2), naming both models; 409 while the run is still "
+            "running or the same judge is judging it already. The API key is read by the "
+            "workers from the environment variable api_key_env names; it is never sent or "
+            "stored."
+        ),
+    )
+    def post(self, request: Request, key: str, run_id: int) -> Response:
+        use_case, _roles = run_access(request.user, key, write=True)
+        run = run_get(use_case=use_case, run_id=run_id)
+        if run is None:
+            raise Http404(f"No run {run_id} in {use_case.key}.")
+        data = validated(RunJudgeInput, request.data)
+        judging = run_judge_start(
+            actor=request.user,
+            run=run,
+            kind=JUDGE_KINDS[data["judge"]],
+            purpose=data["purpose"],
+            model_ref=data.get("model_ref", ""),
+            name=data.get("name"),
+            api_base=data.get("api_base", ""),
+            api_key_env=data.get("api_key_env", ""),
+            concurrency=data.get("concurrency"),
+            rubric_version=data["rubric_version"],
+        )
+        judging.refresh_from_db()
+        return Response(JudgingOutput(judging).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunJudgingListApi(APIView):
+    @extend_schema(
+        responses={200: JudgingOutput(many=True), 403: ErrorOutput, 404: ErrorOutput},
+        summary="The judgings of a run, newest first",
+        operation_id="use_case_run_judgings_list",
+    )
+    def get(self, request: Request, key: str, run_id: int) -> Response:
+        run = _run(request, key, run_id)
+        rows = judging_list(run=run)
+        return Response(JudgingOutput([row.judging for row in rows], many=True).data)
+
+
+class RunJudgingApi(APIView):
+    @extend_schema(
+        responses={200: JudgingOutput, 403: ErrorOutput, 404: ErrorOutput},
+        summary="One judging of a run: its progress (polled by the run page) and counts",
+        operation_id="use_case_run_judging_retrieve",
+    )
+    def get(self, request: Request, key: str, run_id: int, judging_id: int) -> Response:
+        run = _run(request, key, run_id)
+        judging = judging_get(run=run, judging_id=judging_id)
+        if judging is None:
+            raise Http404(f"No judging {judging_id} of run {run.pk}.")
+        return Response(JudgingOutput(judging).data)
 
 
 def _run(request: Request, key: str, run_id: int) -> Run:

@@ -20,4 +20,19 @@ urlpatterns = [
         api.RunOutputApi.as_view(),
         name="api-run-output",
     ),
+    path(
+        "use-cases/<str:key>/runs/<int:run_id>/judge/",
+        api.RunJudgeApi.as_view(),
+        name="api-run-judge",
+    ),
+    path(
+        "use-cases/<str:key>/runs/<int:run_id>/judgings/",
+        api.RunJudgingListApi.as_view(),
+        name="api-run-judgings",
+    ),
+    path(
+        "use-cases/<str:key>/runs/<int:run_id>/judgings/<int:judging_id>/",
+        api.RunJudgingApi.as_view(),
+        name="api-run-judging",
+    ),
 ]

@@ -179,3 +179,52 @@ class JudgeScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} {self.criterion}={self.score} on {self.unit}"
+
+
+class JudgingStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    INCOMPLETE = "incomplete", "Finished with outputs left unjudged"
+    FAILED = "failed", "Failed"
+
+
+class Judging(models.Model):
+    """One request to judge a run: the judge, how it is called, and its progress.
+
+    Keys are never stored: ``api_key_env`` names the environment variable of the worker that
+    holds the judge's API key.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="judgings")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="judgings")
+    purpose = models.CharField(max_length=13)
+    api_base = models.CharField(max_length=300, blank=True)
+    api_key_env = models.CharField(max_length=100, blank=True)
+    concurrency = models.PositiveSmallIntegerField(null=True, blank=True)
+    status = models.CharField(
+        max_length=10, choices=JudgingStatus.choices, default=JudgingStatus.PENDING
+    )
+    self_graded = models.BooleanField(default=False)
+    outputs_total = models.PositiveIntegerField(default=0)
+    outputs_done = models.PositiveIntegerField(
+        default=0, help_text="Outputs judged, skipped (judged before) or failed so far."
+    )
+    outputs_judged = models.PositiveIntegerField(default=0)
+    outputs_failed = models.PositiveIntegerField(default=0)
+    outputs_without_units = models.PositiveIntegerField(default=0)
+    units_scored = models.PositiveIntegerField(default=0)
+    scores_written = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"judging {self.pk} of run {self.run_id} by {self.judge}"

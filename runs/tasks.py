@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from runs.services.judging import run_judge_execute
 from runs.services.runs import run_execute_chunk
 
 
@@ -18,4 +19,16 @@ def run_execute_chunk_task(run_id: int, task_pks: list[int]) -> dict[str, object
         "skipped": result.skipped,
         "not_started": result.not_started,
         "status": result.status,
+    }
+
+
+@shared_task(name="runs.run_judge", acks_late=True, reject_on_worker_lost=True)
+def run_judge_task(judging_id: int) -> dict[str, object]:
+    """Judge a run; idempotent, so a redelivered message only judges what is left."""
+    judging = run_judge_execute(judging_id=judging_id)
+    return {
+        "judging": judging.pk,
+        "status": judging.status,
+        "outputs_judged": judging.outputs_judged,
+        "outputs_failed": judging.outputs_failed,
     }

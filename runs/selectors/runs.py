@@ -9,12 +9,22 @@ from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Avg, Count, Q, QuerySet
 from django.utils import timezone
 
 from charters.models import Role, UseCase
 from charters.permissions import use_case_for, user_roles
-from runs.models import Output, OutputStatus, Run, RunStatus, Unit, UnitKind
+from runs.models import (
+    JudgeScore,
+    Judging,
+    JudgingStatus,
+    Output,
+    OutputStatus,
+    Run,
+    RunStatus,
+    Unit,
+    UnitKind,
+)
 from runs.segment import Passage, split_sentences
 from runs.segment import passages as text_passages
 from runs.trajectory import TimelinePhase, trajectory_problems, trajectory_timeline
@@ -32,7 +42,7 @@ MAX_OUTPUT_PAGE_SIZE = 500
 def run_access(
     user: AbstractBaseUser | AnonymousUser, key: str, *, write: bool = False
 ) -> tuple[UseCase, set[str]]:
-    """Return the use case whose runs ``user`` may see (``write``: import) and their roles.
+    """Return the use case whose runs ``user`` may see (``write``: start, import, judge) and roles.
 
     Outsiders get 404. Anyone holding the grader role gets 403 even with another role: a
     run reveals provenance.
@@ -44,7 +54,7 @@ def run_access(
     needed = WRITE_ROLES if write else READ_ROLES
     if not held & {str(role) for role in needed}:
         labels = ", ".join(sorted(role.label for role in needed))
-        action = "import runs" if write else "see runs"
+        action = "start, import or judge runs" if write else "see runs"
         raise PermissionDenied(f"To {action} of {use_case.key} you need one of: {labels}.")
     return use_case, held
 
@@ -314,3 +324,63 @@ def _cited_ids(output: Output) -> Sequence[str]:
         if unit.kind == UnitKind.CITED_CHUNK and unit.ref_id not in ids:
             ids.append(unit.ref_id)
     return ids
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    criterion: str
+    scores: int
+    mean: float
+
+
+@dataclass(frozen=True)
+class JudgingRow:
+    judging: Judging
+    results: list[CriterionResult]
+
+    @property
+    def percent(self) -> float:
+        return judging_percent(self.judging)
+
+    @property
+    def active(self) -> bool:
+        return self.judging.status in (JudgingStatus.PENDING, JudgingStatus.RUNNING)
+
+
+def judging_percent(judging: Judging) -> float:
+    """Return the share of the run's succeeded outputs the judging has been through, in %."""
+    if not judging.outputs_total:
+        return 100.0 if judging.finished_at else 0.0
+    return round(100 * min(judging.outputs_done / judging.outputs_total, 1.0), 1)
+
+
+def judging_list(*, run: Run) -> list[JudgingRow]:
+    """Return the judgings of ``run``, newest first, each with its judge's mean per criterion.
+
+    Two queries: the judgings (with judge and requester) and the scores by judge and criterion.
+    """
+    judgings = list(
+        Judging.objects.filter(run=run).select_related("judge", "requested_by", "run__use_case")
+    )
+    results: dict[int, list[CriterionResult]] = {}
+    if judgings:
+        for judge_id, criterion, count, mean in (
+            JudgeScore.objects.filter(
+                judge_id__in={j.judge_id for j in judgings}, unit__output__run=run
+            )
+            .order_by()
+            .values_list("judge_id", "criterion")
+            .annotate(count=Count("pk"), mean=Avg("score"))
+            .order_by("judge_id", "criterion")
+        ):
+            results.setdefault(judge_id, []).append(CriterionResult(criterion, count, mean))
+    return [JudgingRow(judging, results.get(judging.judge_id, [])) for judging in judgings]
+
+
+def judging_get(*, run: Run, judging_id: int) -> Judging | None:
+    """Return judging ``judging_id`` of ``run`` with its judge and requester, or None."""
+    return (
+        Judging.objects.filter(run=run, pk=judging_id)
+        .select_related("judge", "requested_by", "run__use_case")
+        .first()
+    )

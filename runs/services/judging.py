@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from audit.canonical import sha256_hex
 from audit.services import audit_record
@@ -49,12 +53,15 @@ from runs.models import (
     Judge,
     JudgeKind,
     JudgeScore,
+    Judging,
+    JudgingStatus,
     Output,
     OutputStatus,
     Run,
     RunStatus,
     Unit,
 )
+from runs.services.runs import MAX_CONCURRENCY
 
 JUDGE_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 PURPOSES = tuple(Treatment.values)
@@ -62,6 +69,11 @@ OUTPUT_BATCH = 200
 DEFAULT_CONCURRENCY = 8
 MAX_LISTED_FAILURES = 20
 NAME_PATTERN = re.compile(r"[-a-zA-Z0-9_]{1,80}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+ACTIVE_JUDGING = (JudgingStatus.PENDING, JudgingStatus.RUNNING)
+#: The judges a user chooses from, by the name the API, the CLI and the form give them.
+JUDGE_KINDS = {"offline": JudgeKind.OFFLINE, "litellm": JudgeKind.LLM}
+logger = logging.getLogger(__name__)
 Purpose = Literal["gated", "informational"]
 
 
@@ -215,6 +227,7 @@ def judge_run(
     timeout: float = 120.0,
     backoff_base: float = 1.0,
     batch_size: int = OUTPUT_BATCH,
+    on_progress: Callable[[JudgeSummary], None] | None = None,
 ) -> JudgeSummary:
     """Score every unit of every succeeded output of ``run`` with ``judge``; return a summary.
 
@@ -227,37 +240,19 @@ def judge_run(
     transaction is held open across model calls; the ``run.judge`` audit entry is written
     last, with the counts. ``api_base``/``api_key_env`` default to the settings
     ``JUDGE_LLM_API_BASE``/``JUDGE_LLM_API_KEY_ENV`` (unset: litellm's provider defaults).
+    ``on_progress`` is called with the summary so far once the outputs to judge are known and
+    after each batch's scores are written.
     """
     started = time.monotonic()
     if actor is not None:
         require_role(actor, run.use_case, JUDGE_ROLES)
-    if purpose not in PURPOSES:
-        raise ServiceError(
-            f"purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}", field="purpose"
-        )
+    _check_purpose(purpose)
     if batch_size < 1:
         raise ServiceError(f"batch_size must be ≥ 1, got {batch_size}", field="batch_size")
     if concurrency is not None and concurrency < 1:
         raise ServiceError(f"concurrency must be ≥ 1, got {concurrency}", field="concurrency")
-    if run.status in (RunStatus.PENDING, RunStatus.RUNNING):
-        raise ConflictError(
-            f"run {run.pk} is {run.status}; judge it once it has finished", field="run"
-        )
-    configuration = run.configuration
-    sigma_model = configuration.document.get("model", {})
-    sigma_ref = configuration.model_ref or "/".join(
-        str(sigma_model.get(part, "")) for part in ("provider", "id")
-    )
-    self_graded = judge.kind == JudgeKind.LLM and same_model(judge.model_ref, sigma_ref)
-    if self_graded and purpose == Treatment.GATED:
-        raise ServiceError(
-            f"judge {judge.name} {judge.version} uses model {judge.model_ref}, the same model "
-            f"({model_identity(judge.model_ref)}) as σ {configuration.name} "
-            f"v{configuration.version} ({sigma_ref}): a system never grades itself for a "
-            "gated metric (SPEC §2). Use a judge with another model, or judge for an "
-            "informational metric.",
-            field="judge",
-        )
+    _check_finished(run)
+    self_graded = _self_graded(judge, run, purpose)
     scorer = _scorer(
         judge,
         api_base=api_base,
@@ -275,6 +270,8 @@ def judge_run(
         self_graded=self_graded,
     )
     pending = _outputs_to_judge(run, judge, summary)
+    if on_progress is not None:
+        on_progress(summary)
     # One event loop for every batch (litellm keeps clients per loop); the Runner cancels
     # litellm's background logging tasks when it closes, as asyncio.run would.
     with asyncio.Runner() as runner:
@@ -287,6 +284,8 @@ def judge_run(
                 runner=runner,
                 concurrency=concurrency or _default_concurrency(),
             )
+            if on_progress is not None:
+                on_progress(summary)
     summary.seconds = round(time.monotonic() - started, 3)
     with transaction.atomic():
         audit_record(actor=actor, action="run.judge", target=run, payload=summary.audit_payload())
@@ -300,7 +299,272 @@ def judge_run(
     return summary
 
 
+# -- judging a run on the workers -----------------------------------------------------------------
+
+
+@transaction.atomic
+def run_judge_start(
+    *,
+    actor: AbstractBaseUser,
+    run: Run,
+    kind: str,
+    purpose: str,
+    model_ref: str = "",
+    name: str | None = None,
+    api_base: str = "",
+    api_key_env: str = "",
+    concurrency: int | None = None,
+    rubric_version: str = RUBRIC_VERSION,
+    enqueue: bool = True,
+) -> Judging:
+    """Register the judge, record the request and enqueue the judging of ``run``; return it.
+
+    ``kind`` is ``"offline"`` (the built-in judge) or ``"llm"`` (``model_ref`` is the
+    litellm model string, ``api_base`` an OpenAI-compatible endpoint, ``api_key_env`` the
+    NAME of the workers' environment variable holding its key: keys are never taken).
+    Refused before anything is enqueued: a run not finished, a judge on σ's own model for a
+    gated purpose (naming both models), a rubric version this code cannot reproduce, a judging
+    of the run by the same judge still in progress. ``enqueue=False`` only records it, for a
+    caller that runs :func:`run_judge_execute` in-process.
+    """
+    from runs.tasks import run_judge_task
+
+    require_role(actor, run.use_case, JUDGE_ROLES)
+    _check_purpose(purpose)
+    if rubric_version != RUBRIC_VERSION:
+        raise ServiceError(
+            f"rubric_version: this release judges with rubric version {RUBRIC_VERSION} only "
+            f"(got {rubric_version!r}); scores under another rubric could not be reproduced",
+            field="rubric_version",
+        )
+    if concurrency is not None and (
+        isinstance(concurrency, bool)
+        or not isinstance(concurrency, int)
+        or not 1 <= concurrency <= MAX_CONCURRENCY
+    ):
+        raise ServiceError(
+            f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, "
+            f"got {concurrency!r}",
+            field="concurrency",
+        )
+    _check_finished(run)
+    judge = judge_get_or_create(kind=kind, model_ref=model_ref, name=name)
+    api_base, api_key_env = _endpoint(
+        judge.kind, (api_base or "").strip(), (api_key_env or "").strip()
+    )
+    self_graded = _self_graded(judge, run, purpose)
+    busy = Judging.objects.filter(run=run, judge=judge, status__in=ACTIVE_JUDGING).first()
+    if busy is not None:
+        raise ConflictError(
+            f"run {run.pk} is being judged by {judge.name} {judge.version} already (judging "
+            f"{busy.pk}, {busy.get_status_display().lower()}); wait for it to finish",
+            field="judge",
+        )
+    judging = Judging.objects.create(
+        run=run,
+        judge=judge,
+        purpose=purpose,
+        api_base=api_base,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        self_graded=self_graded,
+        requested_by=actor,
+    )
+    audit_record(
+        actor=actor,
+        action="run.judge_start",
+        target=judging,
+        use_case_id=run.use_case_id,
+        payload={
+            "run": run.pk,
+            "judging": judging.pk,
+            "judge": judge.name,
+            "judge_version": judge.version,
+            "kind": judge.kind,
+            "model_ref": judge.model_ref,
+            "rubric_sha256": judge.rubric_sha256,
+            "purpose": purpose,
+            "self_graded": self_graded,
+            "api_base": api_base,
+            "api_key_env": api_key_env,
+            "concurrency": concurrency,
+            "inline": not enqueue,
+        },
+    )
+    if enqueue:
+        transaction.on_commit(lambda: run_judge_task.delay(judging.pk))
+    return judging
+
+
+def run_judge_execute(
+    *, judging_id: int, on_progress: Callable[[dict[str, int]], None] | None = None
+) -> Judging:
+    """Judge the run of judging ``judging_id`` with :func:`judge_run`, recording its progress.
+
+    Not one transaction: the counters are written after each batch (and passed to
+    ``on_progress``), so the run page shows progress while the judge works. Idempotent: a
+    finished judging is returned as it is, and a redelivered one resumes (judge_run skips
+    what is scored). A refusal or crash marks the judging failed with its message and
+    records ``run.judge_fail``.
+    """
+    Judging.objects.filter(pk=judging_id, status=JudgingStatus.PENDING).update(
+        status=JudgingStatus.RUNNING, started_at=timezone.now()
+    )
+    judging = Judging.objects.select_related(
+        "run__configuration", "run__use_case", "judge", "requested_by"
+    ).get(pk=judging_id)
+    if judging.status != JudgingStatus.RUNNING:
+        return judging
+
+    def progress(summary: JudgeSummary) -> None:
+        counters = _counters(summary)
+        Judging.objects.filter(pk=judging_id).update(**counters)
+        if on_progress is not None:
+            on_progress(counters)
+
+    try:
+        summary = judge_run(
+            actor=judging.requested_by,
+            run=judging.run,
+            judge=judging.judge,
+            purpose=judging.purpose,  # type: ignore[arg-type]
+            api_base=judging.api_base or None,
+            api_key_env=judging.api_key_env or None,
+            concurrency=judging.concurrency,
+            on_progress=progress,
+        )
+    except (ServiceError, PermissionDenied) as error:
+        return _judging_fail(judging_id, str(error))
+    except Exception as error:  # the judging must not stay "running" after a crash
+        logger.exception("judging %s crashed", judging_id)
+        return _judging_fail(judging_id, f"judging stopped: {type(error).__name__}: {error}")
+    Judging.objects.filter(pk=judging_id).update(
+        **_counters(summary),
+        status=JudgingStatus.COMPLETED if summary.complete else JudgingStatus.INCOMPLETE,
+        error=_shortfall(summary),
+        finished_at=timezone.now(),
+    )
+    judging.refresh_from_db()
+    return judging
+
+
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def _check_purpose(purpose: str) -> None:
+    if purpose not in PURPOSES:
+        raise ServiceError(
+            f"purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}", field="purpose"
+        )
+
+
+def _check_finished(run: Run) -> None:
+    if run.status in (RunStatus.PENDING, RunStatus.RUNNING):
+        raise ConflictError(
+            f"run {run.pk} is {run.status}; judge it once it has finished", field="run"
+        )
+
+
+def _self_graded(judge: Judge, run: Run, purpose: str) -> bool:
+    """Return whether ``judge`` runs on σ's own model; refuse that for a gated purpose.
+
+    SPEC §2: a system never grades itself for a gated metric. The refusal names both models
+    and what to do instead.
+    """
+    configuration = run.configuration
+    sigma_model = configuration.document.get("model", {})
+    sigma_ref = configuration.model_ref or "/".join(
+        str(sigma_model.get(part, "")) for part in ("provider", "id")
+    )
+    self_graded = judge.kind == JudgeKind.LLM and same_model(judge.model_ref, sigma_ref)
+    if self_graded and purpose == Treatment.GATED:
+        raise ServiceError(
+            f"judge {judge.name} {judge.version} uses model {judge.model_ref} and σ "
+            f"{configuration.name} v{configuration.version} uses model {sigma_ref}: both are "
+            f"{model_identity(judge.model_ref)}, and a system never grades itself for a gated "
+            "metric (SPEC §2). Choose a judge on another model (or the built-in offline "
+            "judge), or judge for an informational metric only.",
+            field="judge",
+        )
+    return self_graded
+
+
+def _endpoint(kind: str, api_base: str, api_key_env: str) -> tuple[str, str]:
+    if kind != JudgeKind.LLM:
+        for label, value in (("api_base", api_base), ("api_key_env", api_key_env)):
+            if value:
+                raise ServiceError(
+                    f"{label}: the offline judge calls no model; leave it empty, got {value!r}",
+                    field=label,
+                )
+        return "", ""
+    if api_base:
+        try:
+            URLValidator(schemes=["http", "https"])(api_base)
+        except ValidationError:
+            raise ServiceError(
+                f"api_base: expected the http(s) URL of an OpenAI-compatible endpoint, e.g. "
+                f"http://127.0.0.1:8000/v1, got {api_base!r}",
+                field="api_base",
+            ) from None
+        if len(api_base) > Judging._meta.get_field("api_base").max_length:
+            raise ServiceError("api_base: longer than 300 characters", field="api_base")
+    if api_key_env and not ENV_NAME.fullmatch(api_key_env):
+        raise ServiceError(
+            "api_key_env: give the NAME of the environment variable that holds the API key "
+            "(letters, digits and underscores, not starting with a digit, e.g. "
+            "JUDGE_API_KEY), never the key itself",
+            field="api_key_env",
+        )
+    return api_base, api_key_env
+
+
+def _counters(summary: JudgeSummary) -> dict[str, int]:
+    return {
+        "outputs_total": summary.outputs_total,
+        "outputs_done": summary.outputs_skipped
+        + summary.outputs_without_units
+        + summary.outputs_judged
+        + summary.outputs_failed,
+        "outputs_judged": summary.outputs_judged,
+        "outputs_failed": summary.outputs_failed,
+        "outputs_without_units": summary.outputs_without_units,
+        "units_scored": summary.units_scored,
+        "scores_written": summary.scores_written,
+    }
+
+
+def _shortfall(summary: JudgeSummary) -> str:
+    """Return what a finished judging left unjudged, or ``""``."""
+    parts = []
+    if summary.outputs_failed:
+        examples = "; ".join(
+            f"{f['task']} #{f['repeat_index']}: {f['error']}" for f in summary.failures[:3]
+        )
+        parts.append(
+            f"{summary.outputs_failed} output(s) got no valid reply from the judge ({examples}); "
+            "judge the run again to retry them."
+        )
+    if summary.outputs_without_units:
+        parts.append(f"{summary.outputs_without_units} output(s) have no units to judge.")
+    return " ".join(parts)
+
+
+@transaction.atomic
+def _judging_fail(judging_id: int, reason: str) -> Judging:
+    judging = Judging.objects.select_for_update().get(pk=judging_id)
+    judging.status = JudgingStatus.FAILED
+    judging.error = reason
+    judging.finished_at = timezone.now()
+    judging.save(update_fields=["status", "error", "finished_at"])
+    audit_record(
+        actor=None,
+        action="run.judge_fail",
+        target=judging,
+        use_case_id=Run.objects.values_list("use_case_id", flat=True).get(pk=judging.run_id),
+        payload={"run": judging.run_id, "judging": judging.pk, "reason": reason},
+    )
+    return judging
 
 
 def _default_name(kind: str, model_ref: str) -> str:

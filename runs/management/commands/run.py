@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from charters.models import Membership, Role, UseCase
+from charters.models import UseCase
 from charters.selectors.configurations import configuration_get
 from charters.selectors.task_sets import task_set_get
 from enterpriseval.errors import ServiceError
+from runs.management.options import command_actor, versioned
 from runs.models import Run, RunStatus
 from runs.services.runs import run_create, run_execute_chunk, run_start
 
-VERSIONED = re.compile(r"^(?P<name>[-a-zA-Z0-9_]{1,80}):v?(?P<version>[0-9]{1,9})\Z")
 POLL_SECONDS = 1.0
 RUNNING = (RunStatus.PENDING, RunStatus.RUNNING)
 
@@ -50,12 +48,12 @@ class Command(BaseCommand):
         use_case = UseCase.objects.filter(key=options["use_case"]).first()
         if use_case is None:
             raise CommandError(f"--use-case: no use case {options['use_case']!r}")
-        actor = self._actor(use_case, options["actor"])
-        name, version = _versioned(options["configuration"], "--configuration")
+        actor = command_actor(use_case, options["actor"], doing="starts the run")
+        name, version = versioned(options["configuration"], "--configuration")
         configuration = configuration_get(use_case=use_case, name=name, version=version)
         if configuration is None:
             raise CommandError(f"--configuration: no σ {name} v{version} in {use_case.key}")
-        name, version = _versioned(options["task_set"], "--task-set")
+        name, version = versioned(options["task_set"], "--task-set")
         task_set = task_set_get(use_case=use_case, name=name, version=version)
         if task_set is None:
             raise CommandError(f"--task-set: no task set {name} v{version} in {use_case.key}")
@@ -99,24 +97,6 @@ class Command(BaseCommand):
             bar.close()
         self.stdout.write(summary(run))
 
-    def _actor(self, use_case: UseCase, username: str | None) -> Any:
-        if username:
-            user = get_user_model().objects.filter(username=username).first()
-            if user is None:
-                raise CommandError(f"--actor: no user {username!r}")
-            return user
-        owners = list(
-            Membership.objects.filter(use_case=use_case, role=Role.MODEL_OWNER).select_related(
-                "user"
-            )[:2]
-        )
-        if len(owners) != 1:
-            raise CommandError(
-                f"--actor: {use_case.key} has {'no' if not owners else 'several'} model "
-                "owner(s); name the user who starts the run"
-            )
-        return owners[0].user
-
 
 def summary(run: Run) -> str:
     """Return the one-paragraph result of a run: done, failed, cost, throughput."""
@@ -142,12 +122,3 @@ def summary(run: Run) -> str:
 def _show(bar: tqdm, run: Run) -> None:
     bar.update(run.items_done - bar.n)
     bar.set_postfix(failed=run.items_failed, status=run.status, refresh=True)
-
-
-def _versioned(reference: str, option: str) -> tuple[str, int]:
-    match = VERSIONED.match(reference)
-    if match is None:
-        raise CommandError(
-            f"{option}: expected NAME:VERSION (e.g. gemini-2-5:1), got {reference!r}"
-        )
-    return match["name"], int(match["version"])

@@ -1,7 +1,9 @@
 // Live run progress without reload (no inline script: the CSP forbids it).
 // The element #run-progress carries data-progress-url (GET /api/v1/use-cases/<key>/runs/<id>/)
 // and data-status; while the run is pending or running, the URL is polled every second and
-// every [data-field] inside is updated, with the <progress> bar, until the run stops.
+// every [data-field] inside is updated, with the <progress> bar, until the run stops; then the
+// page's [data-show-when-finished] elements (the judge form) show and [data-hide-when-finished]
+// ones hide.
 (function () {
   "use strict";
   const ACTIVE = new Set(["pending", "running"]);
@@ -51,6 +53,10 @@
       }
     });
     root.dataset.status = run.status;
+    if (!ACTIVE.has(run.status)) {
+      document.querySelectorAll("[data-show-when-finished]").forEach((e) => (e.hidden = false));
+      document.querySelectorAll("[data-hide-when-finished]").forEach((e) => (e.hidden = true));
+    }
   }
 
   function follow(root) {
