@@ -40,7 +40,7 @@ from runs.selectors.runs import (
     run_list,
     run_outputs,
 )
-from runs.services.judging import JUDGE_KINDS, run_judge_start
+from runs.services.judging import JUDGE_KINDS, PURPOSE_CHOICES, run_judge_start
 from runs.services.outputs import MAX_REPEATS, output_import
 from runs.services.runs import MAX_CONCURRENCY, run_create, run_start
 
@@ -164,7 +164,7 @@ class RunJudgeInput(serializers.Serializer[dict[str, Any]]):
         help_text='The judge\'s name (default "offline", or "llm-" and the model).',
     )
     purpose = serializers.ChoiceField(
-        choices=Treatment.values,
+        choices=PURPOSE_CHOICES,
         default=Treatment.GATED,
         help_text="gated: the scores may decide a gated metric, so the judge's model must "
         "differ from σ's; informational: they may not.",

@@ -29,7 +29,7 @@ from runs.selectors.runs import (
     run_list,
     run_outputs,
 )
-from runs.services.judging import JUDGE_KINDS, run_judge_start
+from runs.services.judging import JUDGE_KINDS, PURPOSE_CHOICES, run_judge_start
 from runs.services.outputs import MAX_REPEATS, output_import
 from runs.services.runs import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, run_create, run_start
 
@@ -107,13 +107,7 @@ class RunJudgeForm(ServiceErrorForm):
         initial="offline",
         widget=forms.RadioSelect,
     )
-    purpose = forms.ChoiceField(
-        choices=[
-            (Treatment.GATED, "Gated metric (the judge's model must differ from σ's)"),
-            (Treatment.INFORMATIONAL, "Informational metric only"),
-        ],
-        initial=Treatment.GATED,
-    )
+    purpose = forms.ChoiceField(choices=PURPOSE_CHOICES, initial=Treatment.GATED)
     model_ref = forms.CharField(
         required=False,
         max_length=200,

@@ -65,6 +65,10 @@ from runs.services.runs import MAX_CONCURRENCY
 
 JUDGE_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 PURPOSES = tuple(Treatment.values)
+PURPOSE_CHOICES = [
+    (Treatment.GATED.value, "Gated metric (the judge's model must differ from σ's)"),
+    (Treatment.INFORMATIONAL.value, "Informational metric only"),
+]
 OUTPUT_BATCH = 200
 DEFAULT_CONCURRENCY = 8
 MAX_LISTED_FAILURES = 20

@@ -98,3 +98,64 @@ def runs_world(db) -> RunsWorld:
             filename=TASKS_FILE.name,
         )
     return RunsWorld(use_case=use_case, configuration=configuration, task_set=task_set, **users)
+
+
+def _finished_run(world: RunsWorld, *, outputs: int = 3) -> Any:
+    """Import ``outputs`` outputs of the graded split, each restating its task's key elements
+    and citing its permitted chunks, as a completed run (units built) ready to be judged."""
+    import io
+    import json
+
+    from runs.services.outputs import output_import
+
+    lines = []
+    for task in world.tasks("graded")[:outputs]:
+        sources = [chunk.chunk_id for chunk in task.source_chunks.all()]
+        text = " ".join(
+            f"{element.text} [{sources[n % len(sources)]}]."
+            for n, element in enumerate(task.key_elements.all())
+        )
+        lines.append(json.dumps({"task_id": task.external_id, "text": text}) + "\n")
+    return output_import(
+        actor=world.model_owner,
+        use_case=world.use_case,
+        configuration=world.configuration,
+        task_set=world.task_set,
+        split="graded",
+        repeats=1,
+        fileobj=io.BytesIO("".join(lines).encode()),
+        filename="outputs.jsonl",
+    )
+
+
+def _rubric_reply(request: dict[str, Any]) -> dict[str, Any]:
+    """Answer every unit an LLM judge was shown, as a well-behaved judge model would."""
+    import json
+
+    units = json.loads(request["messages"][1]["content"])["units"]
+    return {
+        "sentences": [
+            {"key": s["key"], "assertive": "Y", "supported": "fully", "relevant": "Y"}
+            for s in units["sentences"]
+        ],
+        "cited_chunks": [{"key": c["key"], "citation": "strict"} for c in units["cited_chunks"]],
+        "key_elements": [
+            {"key": k["key"], "key_element": "present_correct"} for k in units["key_elements"]
+        ],
+        "guidance": [{"key": g["key"], "flagged": "N"} for g in units["guidance"]],
+    }
+
+
+@pytest.fixture
+def finished_run(runs_world: RunsWorld) -> Any:
+    """Return a function that imports a completed run of ``outputs`` outputs, ready to judge."""
+    return lambda outputs=3: _finished_run(runs_world, outputs=outputs)
+
+
+@pytest.fixture
+def fake_judge() -> Any:
+    """A loopback fake model answering as a well-behaved LLM judge."""
+    from demo.testing.fakellm import FakeLLMServer
+
+    with FakeLLMServer(responder=_rubric_reply) as server:
+        yield server

@@ -98,7 +98,12 @@ class Command(BaseCommand):
             raise CommandError(f"--actor: {error}") from error
         self.stdout.write(
             f"Judging {judging.pk}: run {run.pk} by {judging.judge.name} "
-            f"{judging.judge.version} for a {judging.purpose} metric"
+            f"{judging.judge.version} for "
+            + (
+                "a gated metric"
+                if judging.purpose == Treatment.GATED
+                else "an informational metric"
+            )
             + (" (inline)" if options["inline"] else " (enqueued)")
         )
         bar = tqdm(unit="output", file=getattr(self.stderr, "_out", sys.stderr))
