@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from charters.models import Configuration, Task, TaskSet, UseCase
+from charters.models.charters import Treatment
 from charters.models.tasks import Split
 
 
@@ -198,7 +199,7 @@ class Judging(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="judgings")
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="judgings")
-    purpose = models.CharField(max_length=13)
+    purpose = models.CharField(max_length=13, choices=Treatment.choices)
     api_base = models.CharField(max_length=300, blank=True)
     api_key_env = models.CharField(max_length=100, blank=True)
     concurrency = models.PositiveSmallIntegerField(null=True, blank=True)

@@ -9,7 +9,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -431,7 +431,7 @@ def run_judge_execute(
             actor=judging.requested_by,
             run=judging.run,
             judge=judging.judge,
-            purpose=judging.purpose,  # type: ignore[arg-type]
+            purpose=cast(Purpose, judging.purpose),
             api_base=judging.api_base or None,
             api_key_env=judging.api_key_env or None,
             concurrency=judging.concurrency,
