@@ -254,21 +254,36 @@ def next_pending_artefact(*, session: GradingSession, after: str = "") -> str | 
     """Return the public id of the next artefact in the queue with a pending field.
 
     ``after``: the artefact being left; the next one after it in public-id order, wrapping
-    round, other than itself. Without it, the first pending artefact.
+    round, other than itself. Without it, the first pending artefact. Four queries.
     """
-    pending = sorted(item.public_id for item in adjudication_queue(session=session) if item.pending)
-    later = [public_id for public_id in pending if public_id > after]
-    earlier = [public_id for public_id in pending if public_id < after]
-    following = later + earlier if after else pending
-    return following[0] if following else None
+    return artefact_neighbours(session=session, public_id=after).next_pending
 
 
-def previous_artefact(*, session: GradingSession, before: str) -> str | None:
-    """Return the public id of the artefact with disputes listed just before ``before``."""
-    earlier = [
-        item.public_id for item in adjudication_queue(session=session) if item.public_id < before
-    ]
-    return max(earlier) if earlier else None
+@dataclass(frozen=True, slots=True)
+class Neighbours:
+    previous: str | None
+    next_pending: str | None
+
+
+def artefact_neighbours(*, session: GradingSession, public_id: str) -> Neighbours:
+    """Return the artefact with disputes just before ``public_id``, and the next pending one.
+
+    In public-id order (the queue's); the next pending one wraps round. Four queries.
+    """
+    artefacts = list(session.artefacts.only("pk", "public_id", "session"))
+    by_pk = {a.pk: a.public_id for a in artefacts}
+    disputed: set[str] = set()
+    pending: set[str] = set()
+    for values in submitted_field_values(artefacts):
+        if not values.agreed:
+            disputed.add(by_pk[values.artefact_id])
+            if values.adjudicated is None:
+                pending.add(by_pk[values.artefact_id])
+    earlier = [p for p in disputed if p < public_id]
+    following = sorted(p for p in pending if p > public_id) + sorted(
+        p for p in pending if p < public_id
+    )
+    return Neighbours(max(earlier) if earlier else None, following[0] if following else None)
 
 
 def dispute_catalogue(artefacts: Sequence[SessionArtefact]) -> dict[int, ArtefactDisputes]:
