@@ -193,7 +193,7 @@ class TakeFieldsField(serializers.Field):  # type: ignore[type-arg]
     """``"all"`` (every pending field) or a list of ``{"unit_key", "field"}``."""
 
     default_error_messages = {
-        "invalid": 'Expected "all" or a list of {"unit_key", "field"} objects.',
+        "invalid": 'Expected "all" or a list of {{"unit_key": …, "field": …}} objects.',
     }
 
     def to_internal_value(self, data: Any) -> Any:
