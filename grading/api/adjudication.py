@@ -243,7 +243,7 @@ class OutcomeOutput(serializers.Serializer[Any]):
     pending = serializers.IntegerField(help_text="The artefact's fields still pending.")
 
 
-class ArtefactOutput(serializers.Serializer[Any]):
+class ArtefactDisputesOutput(serializers.Serializer[Any]):
     artefact = serializers.CharField(source="public_id")
     task_id = serializers.CharField()
     pending = serializers.IntegerField()
@@ -296,7 +296,7 @@ class AdjudicationArtefactApi(APIView):
     parser_classes = (JSONParser,)
 
     @extend_schema(
-        responses={200: ArtefactOutput, 403: ErrorOutput, 404: ErrorOutput},
+        responses={200: ArtefactDisputesOutput, 403: ErrorOutput, 404: ErrorOutput},
         summary="One artefact's disputed fields, graders anonymised",
         operation_id="grading_session_adjudication_artefact",
         description="404 unless the artefact is in the queue (all graders submitted, a dispute).",
@@ -306,7 +306,7 @@ class AdjudicationArtefactApi(APIView):
         item = adjudication_item(session=access.session, artefact_public_id=artefact_id)
         if item is None:
             raise Http404("This artefact has no disagreement to adjudicate.")
-        return Response(ArtefactOutput(item).data)
+        return Response(ArtefactDisputesOutput(item).data)
 
     @extend_schema(
         request=ArtefactRecordInput,
