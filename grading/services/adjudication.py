@@ -30,7 +30,7 @@ from grading.adjudication_io import (
 from grading.models import Adjudication, GradingSession, SessionArtefact, SessionStatus
 from grading.selectors.adjudication import dispute_catalogue
 
-ALL = "all"
+ALL: Literal["all"] = "all"
 _ERRORS: dict[ProblemKind, type[ServiceError]] = {
     ProblemKind.INVALID: ServiceError,
     ProblemKind.CONFLICT: ConflictError,
