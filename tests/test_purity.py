@@ -35,6 +35,7 @@ PURE_MODULES = [
     "grading.defects",
     "grading.agreement",
     "grading.grade_io",
+    "grading.adjudication_io",
     "metrics.estimate",
     "metrics.task_estimators",
     "metrics.unit_estimators",

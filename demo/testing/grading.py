@@ -24,7 +24,7 @@ from demo.loaders import demo_evaluation_object
 from grading.models import Assignment, GradingSession
 from grading.rubric import FIELDS_BY_KIND, FIELDS_BY_NAME, is_asked
 from grading.selectors.artefacts import units_of
-from grading.services.grades import GradeChange, grades_save
+from grading.services.grades import GradeChange, assignment_submit, grades_save
 from grading.services.sessions import provenance_strings, session_create
 from runs.models import Run
 from runs.services.outputs import output_import
@@ -135,3 +135,30 @@ def fill(assignment: Assignment, choose=first_values) -> dict[str, dict[str, str
                 changes.append(GradeChange(unit.key, spec.name, unit_grades[spec.name]))
     grades_save(actor=assignment.grader, assignment=assignment, changes=changes, elapsed_seconds=30)
     return grades
+
+
+#: What :func:`dissent` answers instead of :func:`first_values`: s2 "not assertive", so
+#: Grader 2 is not asked whether s2 is supported.
+DISSENT = {
+    ("s1", "relevant"): "N",
+    ("s2", "assertive"): "N",
+    ("k:ke1", "key_element"): "absent",
+    ("artefact", "value_add"): "2",
+}
+
+
+def dissent(unit_key: str, field: str) -> str:
+    """Disagree with :func:`first_values` on s1 relevance, s2, key element ke1, value-add."""
+    return DISSENT.get((unit_key, field), first_values(unit_key, field))
+
+
+def grade_apart(artefact: Any, *, both_submit: bool = True) -> list[Assignment]:
+    """Have an artefact's two graders disagree and submit: Grader 1 (the lower assignment
+    public id, as the adjudication pages number them) with :func:`first_values`, Grader 2
+    with :func:`dissent`. Return the assignments in grader order."""
+    assignments = list(Assignment.objects.filter(artefact=artefact).order_by("public_id"))
+    fill(assignments[0])
+    fill(assignments[1], dissent)
+    for assignment in assignments[: 2 if both_submit else 1]:
+        assignment_submit(actor=assignment.grader, assignment=assignment)
+    return assignments

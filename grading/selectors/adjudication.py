@@ -9,7 +9,7 @@ listed by public id, never by primary key (pk order follows the sample's strata)
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,6 +19,7 @@ from django.http import Http404
 
 from charters.models import GuidanceItem, KeyElement, Role, SourceChunk, UseCase
 from charters.permissions import use_case_for, user_roles
+from grading.adjudication_io import ArtefactDisputes, dump_line
 from grading.models import (
     Adjudication,
     Assignment,
@@ -95,6 +96,7 @@ class GraderValue:
     grader: str
     value: str | None
     label: str
+    number: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,12 +250,100 @@ def adjudication_item(
     )
 
 
-def next_pending_artefact(*, session: GradingSession) -> str | None:
-    """Return the public id of the first artefact in the queue with a pending field."""
+def next_pending_artefact(*, session: GradingSession, after: str = "") -> str | None:
+    """Return the public id of the next artefact in the queue with a pending field.
+
+    ``after``: the artefact being left; the next one after it in public-id order, wrapping
+    round, other than itself. Without it, the first pending artefact. Four queries.
+    """
+    return artefact_neighbours(session=session, public_id=after).next_pending
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbours:
+    previous: str | None
+    next_pending: str | None
+
+
+def artefact_neighbours(*, session: GradingSession, public_id: str) -> Neighbours:
+    """Return the artefact with disputes just before ``public_id``, and the next pending one.
+
+    In public-id order (the queue's); the next pending one wraps round. Four queries.
+    """
+    artefacts = list(session.artefacts.only("pk", "public_id", "session"))
+    by_pk = {a.pk: a.public_id for a in artefacts}
+    disputed: set[str] = set()
+    pending: set[str] = set()
+    for values in submitted_field_values(artefacts):
+        if not values.agreed:
+            disputed.add(by_pk[values.artefact_id])
+            if values.adjudicated is None:
+                pending.add(by_pk[values.artefact_id])
+    earlier = [p for p in disputed if p < public_id]
+    following = sorted(p for p in pending if p > public_id) + sorted(
+        p for p in pending if p < public_id
+    )
+    return Neighbours(max(earlier) if earlier else None, following[0] if following else None)
+
+
+def dispute_catalogue(artefacts: Sequence[SessionArtefact]) -> dict[int, ArtefactDisputes]:
+    """Return, by artefact pk, what an adjudication of the artefact is checked against.
+
+    The graders' values of each field are in "Grader 1", "Grader 2", … order, as shown to
+    the adjudicator. A flat number of queries whatever the number of artefacts.
+    """
+    ids = [a.pk for a in artefacts]
+    units = units_of(artefacts)
+    numbers = _grader_numbers(ids)
+    complete: dict[int, bool] = {pk: True for pk in ids}
+    for artefact_id, status in Assignment.objects.filter(artefact_id__in=ids).values_list(
+        "artefact_id", "status"
+    ):
+        complete[artefact_id] &= status == AssignmentStatus.SUBMITTED
+    graded: dict[int, dict[tuple[str, str], tuple[str | None, ...]]] = defaultdict(dict)
+    final: dict[int, dict[tuple[str, str], str]] = defaultdict(dict)
+    for values in submitted_field_values(artefacts):
+        ordered = sorted(values.values.items(), key=lambda item: numbers[item[0]])
+        graded[values.artefact_id][(values.unit_key, values.field)] = tuple(
+            value for _pk, value in ordered
+        )
+        if values.adjudicated is not None:
+            final[values.artefact_id][(values.unit_key, values.field)] = values.adjudicated
+    return {
+        a.pk: ArtefactDisputes(
+            unit_keys=frozenset(u.key for u in units[a.pk]),
+            complete=complete[a.pk],
+            graded=graded[a.pk],
+            final=final[a.pk],
+        )
+        for a in artefacts
+    }
+
+
+def adjudications_file(*, session: GradingSession) -> Iterator[bytes]:
+    """Yield the lines of the session's pending disputed fields, to fill in and import.
+
+    docs/formats.md "Adjudications (JSONL)": ``value`` is null; the question, the allowed
+    values, the graders' values ("Grader 1", …) and the unit's text help fill it offline.
+    """
     for item in adjudication_queue(session=session):
-        if item.pending:
-            return item.public_id
-    return None
+        for dispute in item.disputes:
+            if not dispute.pending:
+                continue
+            yield dump_line(
+                {
+                    "artefact": item.public_id,
+                    "unit_key": dispute.unit_key,
+                    "field": dispute.field,
+                    "value": None,
+                    "note": "",
+                    "task_id": item.task_id,
+                    "question": dispute.question,
+                    "choices": [value for value, _label in dispute.choices],
+                    "grader_values": {given.grader: given.value for given in dispute.values},
+                    "unit_text": dispute.unit_text,
+                }
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +424,7 @@ def _dispute(
         choices=tuple(zip(spec.values, spec.labels, strict=True)),
         unit_text=unit_text,
         cited_source=cited,
-        values=tuple(GraderValue(f"Grader {n}", value, label) for n, value, label in shown),
+        values=tuple(GraderValue(f"Grader {n}", value, label, n) for n, value, label in shown),
         final=final,
         final_label=labels.get(final, final) if final is not None else "",
         adjudicator=username,

@@ -29,7 +29,8 @@ from grading.models import (
     SessionStatus,
 )
 from grading.rubric import field_for, is_asked, missing_fields
-from grading.selectors.artefacts import grades_of, submitted_field_values, units_of
+from grading.selectors.artefacts import grades_of, units_of
+from grading.services.adjudication import FinalValue, adjudications_record
 
 #: Most seconds one save or heartbeat may add: a tab left open overnight is not grading time.
 MAX_ELAPSED_PER_CALL = 120.0
@@ -251,7 +252,6 @@ def assignment_submit(
     return locked
 
 
-@transaction.atomic
 def adjudication_record(
     *,
     actor: AbstractBaseUser,
@@ -262,55 +262,7 @@ def adjudication_record(
     note: str = "",
 ) -> Adjudication:
     """Record the final value of a field the artefact's graders disagreed on."""
-    session = artefact.session
-    if not session.adjudicators.filter(pk=actor.pk).exists():
-        raise ServiceError(
-            "Only the session's named adjudicators resolve its disagreements.",
-            field="adjudicator",
-        )
-    if session.status == SessionStatus.CLOSED:
-        raise ImmutableError("The grading session is closed.", field="session")
-    if unit_key not in {u.key for u in units_of([artefact])[artefact.pk]}:
-        raise ServiceError(f"{unit_key!r} is not a unit of this artefact.", field="unit_key")
-    try:
-        field_for(unit_key, field).check(value)
-    except ValueError as error:
-        raise ServiceError(str(error), field="value") from None
-    disputed = [
-        fv
-        for fv in submitted_field_values([artefact])
-        if fv.unit_key == unit_key and fv.field == field
-    ]
-    if not disputed:
-        raise ConflictError(
-            f"{unit_key} {field} has no submitted grades from every grader yet.", field="field"
-        )
-    if disputed[0].agreed:
-        raise ConflictError(
-            f"The graders agree on {unit_key} {field}; there is nothing to adjudicate.",
-            field="field",
-        )
-    if Adjudication.objects.filter(artefact=artefact, unit_key=unit_key, field=field).exists():
-        raise ImmutableError(
-            f"{unit_key} {field} is already adjudicated; the adjudicated value is final.",
-            field="field",
-        )
-    adjudication = Adjudication.objects.create(
-        artefact=artefact, unit_key=unit_key, field=field, value=value, note=note, adjudicator=actor
+    outcome = adjudications_record(
+        actor=actor, artefact=artefact, values=[FinalValue(unit_key, field, value, note)]
     )
-    audit_record(
-        actor=actor,
-        action="adjudication.record",
-        target=adjudication,
-        use_case_id=session.use_case_id,
-        payload={
-            "session": session.public_id,
-            "artefact": artefact.public_id,
-            "unit_key": unit_key,
-            "field": field,
-            "value": value,
-            "grader_values": sorted(v or "" for v in disputed[0].values.values()),
-            "note": note,
-        },
-    )
-    return adjudication
+    return outcome.recorded[0]

@@ -116,7 +116,12 @@ def forbidden_for(world: GradingWorld, grader) -> list[Forbidden]:
 
 def texts(response) -> str:
     """Return what a response says: body (unescaped; JSON strings decoded) and headers."""
-    body = response.content.decode("utf-8", "replace")
+    raw = (
+        b"".join(response.streaming_content)
+        if getattr(response, "streaming", False)
+        else response.content
+    )
+    body = raw.decode("utf-8", "replace")
     parts = [body, html.unescape(body)]
     if response.get("Content-Type", "").startswith("application/json"):
         parts.append("\n".join(strings(json.loads(body))))
@@ -330,3 +335,56 @@ def test_the_scan_catches_a_leak(blinding_world):
         "co-grader",
         "reference",
     }
+
+
+def test_no_adjudication_page_endpoint_or_file_reveals_provenance_or_graders(blinding_world):
+    """The adjudicator sees "Grader 1", "Grader 2" and each artefact's content, never whose
+    grades they are nor where the artefact came from: every adjudication route (pages, API,
+    the adjudications file), and the answers to taking a grader's value and to an import."""
+    from demo.testing.grading import grade_apart
+    from grading.adjudication_io import dump_line
+
+    world = blinding_world
+    # The artefacts arguments() tries for <artefact_id>: the last of each kind by pk.
+    kinds = {a.kind: a for a in world.session.artefacts.order_by("kind", "pk")}
+    baseline, output = kinds["baseline"], kinds["output"]
+    for artefact in (baseline, output):
+        grade_apart(artefact)
+    scan = Scan(world, world.adjudicator)
+    scan.forbidden += [
+        Forbidden(f"user name of grader {g.username!r}", re.compile(re.escape(g.username), re.I))
+        for g in world.graders
+    ]
+    scan.artefact_texts = {}  # the adjudicator reads the artefacts' content, by design
+    scan_gets(scan, world, world.graders[0], lambda name: "adjudication" in name)
+    args = [world.use_case.key, world.session.public_id]
+    export = scan.client.get(reverse("grading-adjudication-export", args=args))
+    body = b"".join(export.streaming_content)
+    scan.check("the adjudications file", _Text(body.decode()))
+    api = f"/api/v1/use-cases/{world.use_case.key}/grading/sessions/{world.session.public_id}"
+    scan.post(f"{api}/adjudication/{output.public_id}/take/", {"grader": 2, "fields": "all"})
+    scan.post(f"{api}/adjudication/{output.public_id}/take/", {"grader": 9, "fields": "all"})
+    lines = [json.loads(raw) for raw in body.splitlines()]
+    bad = b"".join(dump_line({**line, "value": "nope"}) for line in lines)
+    response = scan.client.post(
+        f"{api}/adjudication/import/", bad, content_type="application/x-ndjson"
+    )
+    scan.check("POST import (refused)", response)
+    scan.post_form(
+        reverse("grading-adjudication-item", args=[*args, baseline.public_id]), {"take": "1"}
+    )
+    for artefact in (baseline, output):
+        page = reverse("grading-adjudication-item", args=[*args, artefact.public_id])
+        assert page in scan.reachable, page
+    assert not scan.leaks, "\n".join(scan.leaks)
+
+
+class _Text:
+    """A response-like holder of a downloaded file's text, for :meth:`Scan.check`."""
+
+    def __init__(self, body: str) -> None:
+        self.content = body.encode()
+        self.headers = {"Content-Type": "application/x-ndjson"}
+
+    def get(self, name: str, default: str = "") -> str:
+        return self.headers.get(name, default)

@@ -1,0 +1,98 @@
+"""The adjudicator resolves every disputed field of an artefact on one page, with the keyboard."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from demo.testing.grading import grade_apart, make_world
+from grading.models import Adjudication
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "pw-adjudicator-123!"
+
+
+@pytest.fixture
+def disputes():
+    """One artefact whose two graders disagree on five fields (demo.testing.grading.dissent)."""
+    world = make_world()
+    artefact = world.session.artefacts.order_by("public_id").first()
+    grade_apart(artefact)
+    world.adjudicator.set_password(PASSWORD)
+    world.adjudicator.save()
+    return world, artefact
+
+
+def field(page, unit_key: str, name: str):
+    return page.locator(f"section.dispute[data-unit='{unit_key}'][data-field='{name}']")
+
+
+def test_the_adjudicator_takes_graders_values_with_the_keyboard(page, sign_in, disputes):
+    world, artefact = disputes
+    sign_in(world.adjudicator.get_username(), PASSWORD)
+    queue = f"/use-cases/{world.use_case.key}/grading/{world.session.public_id}/adjudication/"
+    page.goto(queue)
+    expect(page.locator("#adjudication-progress [data-field=pending]")).to_have_text("5")
+    page.locator("#adjudicate-next").click()
+
+    # The page's own words (not the artefact's text) say nothing of where it came from.
+    chrome = " ".join(
+        text
+        for selector in ("h1", "#adj-actions", "#adj-help", ".grader-values", ".adj-choices")
+        for text in page.locator(selector).all_inner_texts()
+    )
+    words = set(chrome.lower().replace("'", " ").split())
+    assert not words & {"model", "models", "run", "runs", "output", "outputs", "σ", "baseline"}
+    for grader in world.graders:
+        expect(page.locator("main")).not_to_contain_text(grader.get_username())
+
+    help_body = page.locator("#adj-help-body")
+    expect(help_body).to_be_visible()
+    page.keyboard.press("?")
+    expect(help_body).to_be_hidden()
+    page.keyboard.press("?")
+    expect(help_body).to_contain_text("every remaining field without a choice")
+
+    first = field(page, "s1", "relevant")  # the first disputed field has the focus
+    expect(first).to_have_class("card dispute is-pending is-current")
+    page.keyboard.press("1")  # Grader 1's value: Yes
+    expect(first.locator("input[value=Y]")).to_be_checked()
+    second = field(page, "s2", "assertive")
+    expect(second).to_have_class("card dispute is-pending is-current")
+    page.keyboard.press("2")  # Grader 2's value: No
+    expect(second.locator("input[value=N]")).to_be_checked()
+    supported = field(page, "s2", "supported")
+    expect(supported).to_have_class("card dispute is-pending is-current")
+    page.keyboard.press("c")  # a free choice: "Not"
+    expect(supported.locator("input[value=not]")).to_be_checked()
+    expect(field(page, "k:ke1", "key_element")).to_have_class("card dispute is-pending is-current")
+    for _ in range(3):
+        page.keyboard.press("k")
+    expect(first).to_have_class("card dispute is-pending is-current")
+    page.keyboard.press("j")
+    expect(second).to_have_class("card dispute is-pending is-current")
+    page.keyboard.press("Shift+Digit1")  # Grader 1 for every remaining field
+    expect(
+        field(page, "k:ke1", "key_element").locator("input[value=present_correct]")
+    ).to_be_checked()
+    expect(field(page, "artefact", "value_add").locator("input[value='0']")).to_be_checked()
+    expect(second.locator("input[value=N]")).to_be_checked()  # chosen fields keep their choice
+    page.keyboard.press("s")
+
+    expect(page.locator(".messages")).to_contain_text(
+        "Every disagreement of this session is resolved"
+    )
+    expect(page.locator("#adjudication-progress [data-field=pending]")).to_have_text("0")
+    expect(page.locator("#adjudication-progress [data-field=resolved]")).to_have_text("5")
+    finals = {
+        (a.unit_key, a.field): a.value for a in Adjudication.objects.filter(artefact=artefact)
+    }
+    assert finals == {
+        ("s1", "relevant"): "Y",
+        ("s2", "assertive"): "N",
+        ("s2", "supported"): "not",
+        ("k:ke1", "key_element"): "present_correct",
+        ("artefact", "value_add"): "0",
+    }
+    assert page.console_errors == []
