@@ -1,4 +1,5 @@
-"""Reads of recorded decisions: who may see them, the list, one decision, two side by side."""
+"""Reads of recorded decisions: who may see them, the list, one decision, two side by side, and
+what a new one can be recorded on."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from django.db.models import QuerySet
 
 from charters.catalogue import catalogue
 from charters.configurations import ATTRIBUTABLE, IDENTICAL, NOT_ATTRIBUTABLE, ParityReport
-from charters.models import Charter, CharterMetric, UseCase
+from charters.models import Charter, CharterMetric, Role, UseCase
 from charters.models.charters import Treatment
-from charters.permissions import use_case_for_unblinded
+from charters.permissions import require_role, use_case_for_unblinded, user_roles
 from charters.selectors.configurations import configuration_parity
 from enterpriseval.errors import ServiceError
 from enterpriseval.plotting import svg_data_uri
@@ -21,6 +22,7 @@ from gates.algorithm import GateResult, MetricResult, Recommendation
 from gates.models import Decision
 from gates.plots import nu_profile_svg, threshold_bands_svg
 from gates.plots_decision import ei_band_svg, value_interval_svg
+from gates.services import DECISION_ROLES
 from gates.value_model import ValueEstimate
 from grading.models import GradingSession, OversightStudy
 from runs.models import Judge, JudgeScore, Run, RunStatus
@@ -52,6 +54,22 @@ def decision_use_case_for(user: AbstractBaseUser | AnonymousUser, key: str) -> U
     gets 403 even with another role, and outsiders get 404.
     """
     return use_case_for_unblinded(user, key, what="decisions")
+
+
+def decision_recorder_use_case_for(user: AbstractBaseUser | AnonymousUser, key: str) -> UseCase:
+    """Return the use case on which ``user`` may record a decision (else 404 or 403).
+
+    Charter owners and reviewers record; graders get 403 even holding one of those roles.
+    """
+    use_case = decision_use_case_for(user, key)
+    require_role(user, use_case, DECISION_ROLES)
+    return use_case
+
+
+def decision_can_record(user: AbstractBaseUser | AnonymousUser, use_case: UseCase) -> bool:
+    """Return whether ``user`` may record a decision on ``use_case`` (never a grader)."""
+    held = user_roles(user, use_case)
+    return Role.GRADER not in held and bool(held & {str(role) for role in DECISION_ROLES})
 
 
 def decision_list(*, use_case: UseCase) -> QuerySet[Decision]:
