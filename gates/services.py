@@ -553,12 +553,6 @@ def _refuse_session(
 def _refuse_judge(charter: Charter, run: Run, judge: Judge | None) -> None:
     if judge is None:
         return
-    if not JudgeScore.objects.filter(judge=judge, unit__output__run=run).exists():
-        raise ServiceError(
-            f"Judge {judge.name} {judge.version} has not scored run {run.pk}; judge the run "
-            "first, or choose a judge that scored it.",
-            field="judge",
-        )
     configuration = run.configuration
     model = configuration.document.get("model") or {}
     sigma_ref = "/".join(str(model[part]) for part in ("provider", "id") if model.get(part))
@@ -575,6 +569,12 @@ def _refuse_judge(charter: Charter, run: Run, judge: Judge | None) -> None:
             f"charter v{charter.version} gates {', '.join(gated)}: a system never grades "
             "itself for a gated metric (SPEC §2). Choose a judge with another model, or the "
             "built-in judge.",
+            field="judge",
+        )
+    if not JudgeScore.objects.filter(judge=judge, unit__output__run=run).exists():
+        raise ServiceError(
+            f"Judge {judge.name} {judge.version} has not scored run {run.pk}; judge the run "
+            "first, or choose a judge that scored it.",
             field="judge",
         )
 
