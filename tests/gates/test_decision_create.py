@@ -1,4 +1,4 @@
-"""Recording a decision as users do (``decision_create``): each SPEC §6.1 refusal says what to do."""
+"""Recording a decision as users do (``decision_create``): each refusal says what to do."""
 
 from __future__ import annotations
 
