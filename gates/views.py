@@ -42,10 +42,10 @@ class DecisionCreateForm(forms.Form):
         super().__init__(*args, **kwargs)
         none = [("", "— none —")]
         fields = self.fields
-        fields["charter"].choices = [  # type: ignore[attr-defined]
+        fields["charter"].choices = [
             (c.version, f"v{c.version}") for c in choices.charters if c.is_frozen
         ]
-        fields["run"].choices = [  # type: ignore[attr-defined]
+        fields["run"].choices = [
             (
                 r.pk,
                 f"run {r.pk} · σ {r.configuration.name} v{r.configuration.version} · "
@@ -53,15 +53,15 @@ class DecisionCreateForm(forms.Form):
             )
             for r in choices.runs
         ]
-        fields["session"].choices = none + [  # type: ignore[attr-defined]
+        fields["session"].choices = none + [
             (s.public_id, f"{s.name} ({s.public_id}, {s.get_status_display().lower()})")
             for s in choices.sessions
         ]
-        fields["judge"].choices = none + [  # type: ignore[attr-defined]
+        fields["judge"].choices = none + [
             (j.pk, f"{j.name} {j.version}" + (f" · {j.model_ref}" if j.model_ref else ""))
             for j in choices.judges
         ]
-        fields["oversight_study"].choices = none + [  # type: ignore[attr-defined]
+        fields["oversight_study"].choices = none + [
             (s.public_id, f"{s.name} ({s.public_id})") for s in choices.studies
         ]
 
