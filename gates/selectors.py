@@ -12,9 +12,9 @@ from django.db.models import QuerySet
 
 from charters.catalogue import catalogue
 from charters.configurations import ATTRIBUTABLE, IDENTICAL, NOT_ATTRIBUTABLE, ParityReport
-from charters.models import Charter, CharterMetric, Role, UseCase
+from charters.models import Charter, CharterMetric, UseCase
 from charters.models.charters import Treatment
-from charters.permissions import require_role, use_case_for_unblinded, user_roles
+from charters.permissions import require_role, use_case_for_unblinded
 from charters.selectors.configurations import configuration_parity
 from enterpriseval.errors import ServiceError
 from enterpriseval.plotting import svg_data_uri
@@ -64,12 +64,6 @@ def decision_recorder_use_case_for(user: AbstractBaseUser | AnonymousUser, key: 
     use_case = decision_use_case_for(user, key)
     require_role(user, use_case, DECISION_ROLES)
     return use_case
-
-
-def decision_can_record(user: AbstractBaseUser | AnonymousUser, use_case: UseCase) -> bool:
-    """Return whether ``user`` may record a decision on ``use_case`` (never a grader)."""
-    held = user_roles(user, use_case)
-    return Role.GRADER not in held and bool(held & {str(role) for role in DECISION_ROLES})
 
 
 def decision_list(*, use_case: UseCase) -> QuerySet[Decision]:

@@ -13,7 +13,6 @@ from django.views.decorators.http import require_http_methods
 from enterpriseval.errors import ServiceError
 from gates.selectors import (
     DecisionChoices,
-    decision_can_record,
     decision_choices,
     decision_comparison,
     decision_detail,
@@ -105,11 +104,7 @@ def decision_list_page(request: HttpRequest, key: str) -> HttpResponse:
     return render(
         request,
         "gates/decision_list.html",
-        {
-            "use_case": use_case,
-            "decisions": list(decision_list(use_case=use_case)),
-            "can_record": decision_can_record(request.user, use_case),
-        },
+        {"use_case": use_case, "decisions": list(decision_list(use_case=use_case))},
     )
 
 
