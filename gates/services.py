@@ -191,6 +191,12 @@ def decision_record(
     document = {"record": record, "evidence": dict(evidence)}
     text = canonical_json(document)
     digest = sha256_hex(text)
+    recorded = Decision.objects.filter(sha256=digest).values_list("pk", flat=True).first()
+    if recorded is not None:
+        raise ConflictError(
+            f"This decision is already recorded as decision {recorded}: same charter, run and "
+            "evidence. Open it, or record again once the evidence has changed."
+        )
     band = gate.ei_band
     decision = Decision.objects.create(
         use_case=use_case,

@@ -86,6 +86,15 @@ def open_world(db):
     return world, judge, assignments[0]
 
 
+def test_recording_the_same_decision_again_is_refused_naming_the_recorded_one(decidable):
+    world, judge = decidable
+    decision = create(world, judge)
+    with pytest.raises(ConflictError) as refused:
+        create(world, judge)
+    assert f"already recorded as decision {decision.pk}" in refused.value.message
+    assert Decision.objects.count() == 1
+
+
 def test_it_refuses_an_open_session_saying_what_is_left(open_world):
     world, judge, _left = open_world
     with pytest.raises(ConflictError) as refused:
