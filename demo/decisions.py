@@ -1,10 +1,11 @@
 """Real decisions in the demo: both σ gated on the evidence, compared with the planted truth.
 
-After the simulated graders and reviewers (``demo.grading``), ``make demo``
-computes a decision for each σ from its imported outputs, the offline judge, the grading
-session and the oversight study, through the same service as the web app, and prints each
-gated metric's estimate beside its true value from the example's truth files. A decision is
-recorded once per state of the evidence: running the demo again finds it.
+After the simulated graders and reviewers (``demo.grading``), ``make demo`` computes a
+decision for each σ from its imported outputs, the offline judge, the grading session and the
+oversight study, through the service the web UI, the API and the CLI call
+(``decision_create``), and prints each gated metric's estimate beside its true value from the
+example's truth files. A decision is recorded once per state of the evidence: running the demo
+again finds it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.contrib.auth import get_user_model
 from charters.models import Charter
 from demo.loaders import DemoObjects, JudgedRun
 from gates.models import Decision
-from gates.services import decision_compute, grades_digest
+from gates.services import decision_create, grades_digest
 from grading.models import GradingSession, OversightStudy
 from runs.services.judging import judge_get_or_create
 
@@ -83,13 +84,15 @@ def demo_decisions(
             .first()
         )
         if decision is None:
-            decision = decision_compute(
+            # The session keeps work for a person to finish in the browser (demo.grading).
+            decision = decision_create(
                 actor=owner,
                 charter=charter,
                 run=judged.run,
                 session=session,
                 judge=judge,
                 oversight_study=study,
+                allow_open_session=True,
             )
         decisions.append(decision)
         _print(decision, true_rates(example_dir / f"truth-{judged.sigma}.jsonl"), log)

@@ -1,4 +1,4 @@
-"""Recorded decisions under /api/v1/use-cases/<key>/decisions/: the list and one decision."""
+"""Recorded decisions under /api/v1/use-cases/<key>/decisions/: the list, recording one, one."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from enterpriseval.api import ErrorOutput
+from enterpriseval.api import ErrorOutput, validated
 from gates.models import Decision
-from gates.selectors import decision_get, decision_list, decision_use_case_for
+from gates.selectors import decision_get, decision_inputs, decision_list, decision_use_case_for
+from gates.services import decision_create
 
 
 class DecisionConfigurationOutput(serializers.Serializer[Any]):
@@ -54,6 +55,20 @@ class DecisionDetailOutput(DecisionOutput):
     evidence = serializers.JSONField()
 
 
+class DecisionCreateInput(serializers.Serializer[Any]):
+    charter = serializers.IntegerField(min_value=1, help_text="Version of a signed charter.")
+    run = serializers.IntegerField(min_value=1, help_text="Id of a completed run of the use case.")
+    session = serializers.CharField(
+        required=False, allow_blank=True, help_text="Public id of a closed grading session."
+    )
+    judge = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="Id of a judge that scored the run."
+    )
+    oversight_study = serializers.CharField(
+        required=False, allow_blank=True, help_text="Public id of an oversight study."
+    )
+
+
 class DecisionListApi(APIView):
     @extend_schema(
         responses={200: DecisionOutput(many=True), 403: ErrorOutput, 404: ErrorOutput},
@@ -71,6 +86,52 @@ class DecisionListApi(APIView):
         page = paginator.paginate_queryset(decision_list(use_case=use_case), request, view=self)
         data = DecisionOutput(page, many=True, context={"key": use_case.key}).data
         return paginator.get_paginated_response(data)
+
+    @extend_schema(
+        request=DecisionCreateInput,
+        responses={
+            201: DecisionDetailOutput,
+            400: ErrorOutput,
+            403: ErrorOutput,
+            404: ErrorOutput,
+            409: ErrorOutput,
+        },
+        summary="Record a decision: gate a run under a signed charter on its evidence",
+        operation_id="use_case_decision_create",
+        description=(
+            "Estimates every charter metric on the run (with the grading session, judge and "
+            "oversight study given), gates on conservative bounds and records the decision "
+            "(SPEC §6.1). Refused, with a message saying what to do and the field at fault: a "
+            "draft charter (409), a run of another use case or whose σ belongs to another "
+            "(400), an open grading session (409), a judge whose model is σ's own while the "
+            "charter gates a metric (409), a session, judge or study of another use case or "
+            "run (400). Charter owners and reviewers record; graders get 403 even holding "
+            "another role, outsiders 404."
+        ),
+    )
+    def post(self, request: Request, key: str) -> Response:
+        use_case = decision_use_case_for(request.user, key)
+        data = validated(DecisionCreateInput, request.data)
+        inputs = decision_inputs(
+            use_case=use_case,
+            charter_version=data["charter"],
+            run_id=data["run"],
+            session_id=data.get("session") or None,
+            judge_id=data.get("judge"),
+            study_id=data.get("oversight_study") or None,
+        )
+        decision = decision_create(
+            actor=request.user,
+            charter=inputs.charter,
+            run=inputs.run,
+            session=inputs.session,
+            judge=inputs.judge,
+            oversight_study=inputs.oversight_study,
+        )
+        decision = decision_get(use_case=use_case, pk=decision.pk)
+        return Response(
+            DecisionDetailOutput(decision, context={"key": use_case.key}).data, status=201
+        )
 
 
 class DecisionDetailApi(APIView):

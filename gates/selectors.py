@@ -1,4 +1,5 @@
-"""Reads of recorded decisions: who may see them, the list, one decision, two side by side."""
+"""Reads of recorded decisions: who may see them, the list, one decision, two side by side, and
+what a new one can be recorded on."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from django.db.models import QuerySet
 
 from charters.catalogue import catalogue
 from charters.configurations import ATTRIBUTABLE, IDENTICAL, NOT_ATTRIBUTABLE, ParityReport
-from charters.models import CharterMetric, UseCase
+from charters.models import Charter, CharterMetric, UseCase
 from charters.models.charters import Treatment
-from charters.permissions import use_case_for_unblinded
+from charters.permissions import require_role, use_case_for_unblinded
 from charters.selectors.configurations import configuration_parity
 from enterpriseval.errors import ServiceError
 from enterpriseval.plotting import svg_data_uri
@@ -21,7 +22,10 @@ from gates.algorithm import GateResult, MetricResult, Recommendation
 from gates.models import Decision
 from gates.plots import nu_profile_svg, threshold_bands_svg
 from gates.plots_decision import ei_band_svg, value_interval_svg
+from gates.services import DECISION_ROLES
 from gates.value_model import ValueEstimate
+from grading.models import GradingSession, OversightStudy
+from runs.models import Judge, JudgeScore, Run, RunStatus
 
 LIST_FIELDS = (
     "pk",
@@ -50,6 +54,16 @@ def decision_use_case_for(user: AbstractBaseUser | AnonymousUser, key: str) -> U
     gets 403 even with another role, and outsiders get 404.
     """
     return use_case_for_unblinded(user, key, what="decisions")
+
+
+def decision_recorder_use_case_for(user: AbstractBaseUser | AnonymousUser, key: str) -> UseCase:
+    """Return the use case on which ``user`` may record a decision (else 404 or 403).
+
+    Charter owners and reviewers record; graders get 403 even holding one of those roles.
+    """
+    use_case = decision_use_case_for(user, key)
+    require_role(user, use_case, DECISION_ROLES)
+    return use_case
 
 
 def decision_list(*, use_case: UseCase) -> QuerySet[Decision]:
@@ -403,3 +417,90 @@ def _run_differences(a: Decision, b: Decision) -> list[str]:
     if run_a.repeats != run_b.repeats:
         differences.append(f"repeats K: {run_a.repeats} against {run_b.repeats}")
     return differences
+
+
+# --------------------------------------------------------------------------- recording one
+
+
+@dataclass(frozen=True)
+class DecisionChoices:
+    """What a decision can be recorded on: the use case's own charters, runs and evidence."""
+
+    charters: list[Charter]
+    runs: list[Run]
+    sessions: list[GradingSession]
+    judges: list[Judge]
+    studies: list[OversightStudy]
+
+
+def decision_choices(*, use_case: UseCase) -> DecisionChoices:
+    """Return the use case's charter versions, completed runs, sessions, judges and studies.
+
+    Judges are those that scored a run of the use case. Five queries.
+    """
+    return DecisionChoices(
+        charters=list(Charter.objects.filter(use_case=use_case).order_by("-version")),
+        runs=list(
+            Run.objects.filter(use_case=use_case, status=RunStatus.COMPLETED)
+            .select_related("configuration")
+            .defer("configuration__canonical_json", "configuration__document")
+            .order_by("-pk")
+        ),
+        sessions=list(GradingSession.objects.filter(use_case=use_case).order_by("-pk")),
+        judges=list(
+            Judge.objects.filter(
+                pk__in=JudgeScore.objects.filter(unit__output__run__use_case=use_case).values(
+                    "judge_id"
+                )
+            ).order_by("name", "version")
+        ),
+        studies=list(OversightStudy.objects.filter(use_case=use_case).order_by("-pk")),
+    )
+
+
+@dataclass(frozen=True)
+class DecisionInputs:
+    charter: Charter
+    run: Run
+    session: GradingSession | None
+    judge: Judge | None
+    oversight_study: OversightStudy | None
+
+
+def decision_inputs(
+    *,
+    use_case: UseCase,
+    charter_version: int,
+    run_id: int,
+    session_id: str | None = None,
+    judge_id: int | None = None,
+    study_id: str | None = None,
+) -> DecisionInputs:
+    """Return the objects a decision request names, or raise a ServiceError naming the field.
+
+    Sessions and studies are named by their public id, charters by version, runs and judges
+    by id. Runs, sessions, judges and studies are found whatever their use case, so that
+    :func:`gates.services.decision_create` can say that one belongs to another.
+    """
+    charter = Charter.objects.filter(use_case=use_case, version=charter_version).first()
+    if charter is None:
+        raise ServiceError(f"{use_case.key} has no charter v{charter_version}.", field="charter")
+    run = Run.objects.select_related("configuration").filter(pk=run_id).first()
+    if run is None:
+        raise ServiceError(f"No run {run_id}.", field="run")
+    session = None
+    if session_id:
+        session = GradingSession.objects.filter(public_id=session_id).first()
+        if session is None:
+            raise ServiceError(f"No grading session {session_id!r}.", field="session")
+    judge = None
+    if judge_id is not None:
+        judge = Judge.objects.filter(pk=judge_id).first()
+        if judge is None:
+            raise ServiceError(f"No judge {judge_id}.", field="judge")
+    study = None
+    if study_id:
+        study = OversightStudy.objects.filter(public_id=study_id).first()
+        if study is None:
+            raise ServiceError(f"No oversight study {study_id!r}.", field="oversight_study")
+    return DecisionInputs(charter, run, session, judge, study)

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
@@ -30,11 +31,12 @@ from gates.value_evidence import value_inputs_from_charter, value_provenance
 from gates.value_model import value_estimate
 from grading.models import GradingSession, OversightStudy
 from grading.selectors.oversight import oversight_results
-from grading.selectors.sessions import session_grade_rows
+from grading.selectors.sessions import session_detail, session_grade_rows
 from metrics.estimate import MetricEstimate
 from metrics.evidence import unit_metric_evidence
 from metrics.selectors import charter_estimates
-from runs.models import Judge, Output, Run
+from runs.judges.llm import same_model
+from runs.models import Judge, JudgeKind, JudgeScore, Output, Run, RunStatus
 
 #: Who may compute a decision: computing one shows results, so it is an unblinding event.
 DECISION_ROLES = (Role.CHARTER_OWNER, Role.REVIEWER)
@@ -189,6 +191,12 @@ def decision_record(
     document = {"record": record, "evidence": dict(evidence)}
     text = canonical_json(document)
     digest = sha256_hex(text)
+    recorded = Decision.objects.filter(sha256=digest).values_list("pk", flat=True).first()
+    if recorded is not None:
+        raise ConflictError(
+            f"This decision is already recorded as decision {recorded}: same charter, run and "
+            "evidence. Open it, or record again once the evidence has changed."
+        )
     band = gate.ei_band
     decision = Decision.objects.create(
         use_case=use_case,
@@ -273,6 +281,7 @@ def decision_compute(
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
     stress_run: Run | None = None,
+    open_session: Mapping[str, int] | None = None,
 ) -> Decision:
     """Estimate every charter metric on ``run``, gate on conservative bounds and record it.
 
@@ -282,7 +291,8 @@ def decision_compute(
 
     Undetermined where SPEC §6.1/§6.4 require: a gated metric without an estimate, a
     human-graded metric whose agreement is below the κ target, or evidence the use case's
-    intensity requires that is missing.
+    intensity requires that is missing. Users record through :func:`decision_create`, which
+    refuses what SPEC §6.1 refuses; ``open_session`` counts the work a demo session left open.
     """
 
     estimates = charter_estimates(
@@ -319,6 +329,8 @@ def decision_compute(
         evidence["judge_rubric_sha256"] = judge.rubric_sha256
     if session is not None:
         evidence["grades_sha256"] = grades_digest(session=session)
+    if open_session:
+        evidence["session_open_work"] = dict(open_session)
     return decision_record(
         actor=actor,
         charter=charter,
@@ -428,3 +440,192 @@ def grades_digest(*, session: GradingSession) -> str:
     grades = [list(row) for row in rows]
     adjudications = [[a, k, f, v] for a, k, f, v, _adjudicator in adjudicated]
     return sha256_hex(canonical_json({"grades": grades, "adjudications": adjudications}))
+
+
+@transaction.atomic
+def decision_create(
+    *,
+    actor: AbstractBaseUser,
+    charter: Charter,
+    run: Run,
+    session: GradingSession | None = None,
+    judge: Judge | None = None,
+    oversight_study: OversightStudy | None = None,
+    allow_open_session: bool = False,
+) -> Decision:
+    """Record the decision a user asks for (web UI, REST API, CLI), or refuse saying why.
+
+    Refused (SPEC §6.1), each with what to do: a draft charter; a run of another use case,
+    whose σ belongs to another use case, or that has not completed; a grading session,
+    oversight study or judge of another use case or that did not grade this run; an open
+    grading session (SPEC §5.2: an assignment not submitted or a disagreement not
+    adjudicated); a judge whose model is σ's own while the charter gates a metric (SPEC §2);
+    no session, judge or study where the use case's intensity requires one (SPEC §6.4).
+    Graders never record a decision, even holding another role.
+
+    ``allow_open_session`` is for the demo alone, which leaves grading for a person to finish
+    in the browser; the decision's evidence then counts the open work.
+    """
+    use_case = charter.use_case
+    held = require_role(actor, use_case, DECISION_ROLES)
+    if Role.GRADER in held:
+        raise PermissionDenied(
+            f"Graders do not record decisions on {use_case.key}: a decision shows results "
+            "(SPEC §5.1)."
+        )
+    _refuse_charter(charter)
+    _refuse_run(use_case, run)
+    open_work = _refuse_session(use_case, run, session, allow_open=allow_open_session)
+    _refuse_judge(charter, run, judge)
+    _refuse_study(use_case, run, oversight_study)
+    _refuse_missing(use_case, session=session, judge=judge, oversight_study=oversight_study)
+    return decision_compute(
+        actor=actor,
+        charter=charter,
+        run=run,
+        session=session,
+        judge=judge,
+        oversight_study=oversight_study,
+        open_session=open_work,
+    )
+
+
+def _refuse_charter(charter: Charter) -> None:
+    if not charter.is_frozen:
+        raise ConflictError(
+            f"Charter v{charter.version} of {charter.use_case.key} is a draft: a decision gates "
+            "on pre-registered thresholds. Have the charter owner, the model owner and a "
+            "second-line reviewer sign it, or choose a signed version.",
+            field="charter",
+        )
+
+
+def _refuse_run(use_case: UseCase, run: Run) -> None:
+    configuration = run.configuration
+    if run.use_case_id != use_case.pk:
+        raise ServiceError(
+            f"Run {run.pk} belongs to another use case; choose a run of {use_case.key}.",
+            field="run",
+        )
+    if configuration.use_case_id != use_case.pk:
+        raise ServiceError(
+            f"Run {run.pk}'s σ {configuration.name} v{configuration.version} belongs to another "
+            f"use case; choose a run of a σ of {use_case.key}.",
+            field="run",
+        )
+    if run.status != RunStatus.COMPLETED:
+        raise ConflictError(
+            f"Run {run.pk} is {run.get_status_display().lower()}; record a decision once it "
+            "has completed.",
+            field="run",
+        )
+
+
+def _refuse_session(
+    use_case: UseCase, run: Run, session: GradingSession | None, *, allow_open: bool
+) -> dict[str, int] | None:
+    """Refuse a session that cannot be used; return its open work when ``allow_open``."""
+    if session is None:
+        return None
+    if session.use_case_id != use_case.pk:
+        raise ServiceError(
+            f"Grading session {session.public_id} belongs to another use case; choose a "
+            f"session of {use_case.key}.",
+            field="session",
+        )
+    if not session.runs.filter(pk=run.pk).exists():
+        raise ServiceError(
+            f"Grading session {session.public_id} ({session.name}) did not sample run "
+            f"{run.pk}; choose a session that grades this run's outputs.",
+            field="session",
+        )
+    detail = session_detail(session=session)
+    unsubmitted = detail.progress.assignments - detail.progress.submitted
+    pending = detail.disputes_pending
+    if not unsubmitted and not pending:
+        return None
+    if not allow_open:
+        raise ConflictError(
+            f"Grading session {session.public_id} ({session.name}) is still open: "
+            f"{unsubmitted} of {detail.progress.assignments} assignments not submitted and "
+            f"{pending} disagreement(s) awaiting adjudication. A decision is computed only on "
+            "a closed session (SPEC §5.2): have the graders submit and the adjudicator "
+            "resolve every disagreement, then record it.",
+            field="session",
+        )
+    return {"assignments_not_submitted": unsubmitted, "disagreements_pending": pending}
+
+
+def _refuse_judge(charter: Charter, run: Run, judge: Judge | None) -> None:
+    if judge is None:
+        return
+    configuration = run.configuration
+    model = configuration.document.get("model") or {}
+    sigma_ref = "/".join(str(model[part]) for part in ("provider", "id") if model.get(part))
+    sigma_ref = sigma_ref or configuration.model_ref
+    gated = [
+        entry["id"]
+        for entry in _signed_document(charter)["metrics"]
+        if entry["treatment"] == Treatment.GATED
+    ]
+    if gated and judge.kind == JudgeKind.LLM and same_model(judge.model_ref, sigma_ref):
+        raise ConflictError(
+            f"Judge {judge.name} {judge.version} uses model {judge.model_ref}, which is σ "
+            f"{configuration.name} v{configuration.version}'s own model ({sigma_ref}), and "
+            f"charter v{charter.version} gates {', '.join(gated)}: a system never grades "
+            "itself for a gated metric (SPEC §2). Choose a judge with another model, or the "
+            "built-in judge.",
+            field="judge",
+        )
+    if not JudgeScore.objects.filter(judge=judge, unit__output__run=run).exists():
+        raise ServiceError(
+            f"Judge {judge.name} {judge.version} has not scored run {run.pk}; judge the run "
+            "first, or choose a judge that scored it.",
+            field="judge",
+        )
+
+
+def _refuse_study(use_case: UseCase, run: Run, study: OversightStudy | None) -> None:
+    if study is None:
+        return
+    if study.use_case_id != use_case.pk:
+        raise ServiceError(
+            f"Oversight study {study.public_id} belongs to another use case; choose a study "
+            f"of {use_case.key}.",
+            field="oversight_study",
+        )
+    if not study.runs.filter(pk=run.pk).exists():
+        raise ServiceError(
+            f"Oversight study {study.public_id} ({study.name}) did not use run {run.pk}'s "
+            "outputs; choose a study of this run.",
+            field="oversight_study",
+        )
+
+
+def _refuse_missing(
+    use_case: UseCase,
+    *,
+    session: GradingSession | None,
+    judge: Judge | None,
+    oversight_study: OversightStudy | None,
+) -> None:
+    """Refuse where the intensity needs evidence the user can attach but did not (SPEC §6.4)."""
+    intensity = use_case.intensity
+    if intensity >= 2 and session is None:
+        raise ServiceError(
+            f"{use_case.key} is at E{intensity}, which needs human grading with ≥ 2 graders: "
+            "choose a closed grading session of this run.",
+            field="session",
+        )
+    if intensity >= 3 and judge is None:
+        raise ServiceError(
+            f"{use_case.key} is at E{intensity}, which needs a calibrated judge with PPI: "
+            "choose a judge that scored this run (judge the run first if none did).",
+            field="judge",
+        )
+    if intensity >= 4 and oversight_study is None:
+        raise ServiceError(
+            f"{use_case.key} is at E{intensity}, which needs an oversight study: choose one "
+            "of this run.",
+            field="oversight_study",
+        )

@@ -6,6 +6,7 @@ from gates import views
 
 urlpatterns = [
     path("use-cases/<str:key>/decisions/", views.decision_list_page, name="decision-list"),
+    path("use-cases/<str:key>/decisions/new/", views.decision_create_page, name="decision-new"),
     path(
         "use-cases/<str:key>/decisions/compare/",
         views.decision_compare_page,

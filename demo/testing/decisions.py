@@ -1,4 +1,5 @@
-"""Test helpers: decisions recorded from the example's illustrative estimates."""
+"""Test helpers: decisions recorded from the example's illustrative estimates, and a world whose
+evidence is complete (every run judged, every assignment submitted) for recording one."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from charters.models import Charter
+from demo.testing.grading import GradingWorld, fill, make_world
 from gates.algorithm import gate_evaluate
 from gates.decision_file import load_decision_file
 from gates.models import Decision
 from gates.services import decision_record, gate_input_for, grades_digest
-from grading.models import GradingSession
+from grading.models import Assignment, GradingSession
+from grading.services.grades import assignment_submit
 from metrics.estimate import MetricEstimate
+from runs.models import Judge
+from runs.services.judging import judge_get_or_create, judge_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "credit_memo"
 SIGMA_OF_MODEL = {"gemini-2.5": "gemini-2-5", "llama-4": "llama-4"}
@@ -72,3 +77,21 @@ def decide(
         value=value,
         session=session,
     )
+
+
+def make_decidable_world(*, sample_size: int = 8) -> tuple[GradingWorld, Judge]:
+    """Return ``make_world``'s world with both runs judged offline and its session closed.
+
+    Every assignment is graded with the first value of every field and submitted, so the
+    graders agree everywhere and nothing awaits adjudication.
+    """
+    world = make_world(sample_size=sample_size)
+    judge = judge_get_or_create(kind="offline")
+    for run in world.runs:
+        judge_run(actor=world.model_owner, run=run, judge=judge, purpose="gated")
+    for assignment in Assignment.objects.filter(session=world.session).select_related(
+        "grader", "artefact", "session"
+    ):
+        fill(assignment)
+        assignment_submit(actor=assignment.grader, assignment=assignment)
+    return world, judge
