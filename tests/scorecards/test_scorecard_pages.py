@@ -137,7 +137,9 @@ def committee_form(html: str) -> dict[str, str]:
     form = re.search(r'<form method="post" action="[^"]*/edit/">(.*?)</form>', html, re.S)[1]
     fields = {
         name: unescape(text)
-        for name, text in re.findall(r'<textarea[^>]*name="(\w+)"[^>]*>(.*?)</textarea>', form, re.S)
+        for name, text in re.findall(
+            r'<textarea[^>]*name="(\w+)"[^>]*>(.*?)</textarea>', form, re.S
+        )
     }
     for tag in re.findall(r"<input[^>]*>", form):
         name, value = re.search(r'name="(\w+)"', tag), re.search(r'value="([^"]*)"', tag)
