@@ -248,14 +248,13 @@ def stage_blockers(*, stage: Stage | int, facts: LifecycleFacts) -> list[str]:
     elif stage == Stage.RUN:
         if not facts.run_statuses:
             steps.append("No run yet: execute σ on the graded split or import its outputs.")
+        elif RunStatus.COMPLETED not in facts.run_statuses:
+            steps.append(_no_completed_run(facts))
     elif stage == Stage.GRADE:
         if Role.GRADER not in facts.held_roles:
             steps.append("Add a grader to the use case.")
         if facts.run_statuses and RunStatus.COMPLETED not in facts.run_statuses:
-            steps.append(
-                f"No run has completed yet ({_count(len(facts.run_statuses), 'run')} "
-                "pending, running or stopped)."
-            )
+            steps.append(_no_completed_run(facts))
         if not facts.sessions:
             steps.append(
                 "No grading session yet: draw a blinded sample of the runs' outputs for "
@@ -300,6 +299,13 @@ def next_steps(*, facts: LifecycleFacts, stage: int = Stage.CHARTER) -> list[str
     for blocked in wanted:
         steps += [s for s in stage_blockers(stage=blocked, facts=facts) if s not in steps]
     return steps
+
+
+def _no_completed_run(facts: LifecycleFacts) -> str:
+    return (
+        f"No run has completed yet ({_count(len(facts.run_statuses), 'run')} "
+        "pending, running or stopped)."
+    )
 
 
 def _monitoring(facts: LifecycleFacts) -> list[str]:

@@ -7,6 +7,7 @@ says which scorecards need re-evaluation and why; graders see neither it nor nam
 
 from __future__ import annotations
 
+import io
 import re
 from html import unescape
 
@@ -18,6 +19,7 @@ from django.urls import reverse
 from charters.models import Charter, Stage, StageEvent
 from charters.services.charters import charter_revise
 from charters.services.configurations import configuration_upload
+from charters.services.task_sets import task_set_import
 from demo.testing.grading import EXAMPLES, fill, make_world
 from demo.testing.scorecards import draft_scorecard, final_scorecard, recorded_decision
 from grading.models import Assignment
@@ -72,6 +74,34 @@ def test_a_new_use_case_is_at_stage_1_and_stage_2_says_what_blocks_it(client, pe
         "Upload and freeze the configuration σ under test."
     )
     assert drawn[6]["text"] == "Stage 7: Decide and monitor not started"
+
+
+def test_a_sigma_frozen_after_the_task_set_is_stage_2s_entry(client, personas):
+    task_set_import(
+        actor=personas.model_owner,
+        use_case=personas.use_case,
+        name="memo-tasks",
+        fileobj=io.BytesIO((EXAMPLES / "tasks.jsonl").read_bytes()),
+        filename="tasks.jsonl",
+    )
+    drawn = steps(page(client, personas.owner))
+    assert drawn[1]["state"] == "skipped"
+    assert drawn[1]["text"].startswith("Stage 2: Configure and freeze σ passed without an entry")
+    for name in ("gemini-2-5", "llama-4"):
+        configuration_upload(
+            actor=personas.model_owner,
+            use_case=personas.use_case,
+            name=name,
+            content=(EXAMPLES / "sigma-gemini-2.5.yaml").read_text(encoding="utf-8"),
+            filename="sigma.yaml",
+        )
+    drawn = steps(page(client, personas.owner))
+    assert [s["state"] for s in drawn[:3]] == ["done", "done", "current"]
+    entry = StageEvent.objects.get(use_case=personas.use_case, stage=Stage.CONFIGURE)
+    assert drawn[1]["text"] == (
+        f"Stage 2: Configure and freeze σ done entered {entry.entered_at:%Y-%m-%d %H:%M} "
+        "by model_owner σ gemini-2-5 v1 frozen"
+    )
 
 
 def test_grading_in_progress_blocks_the_gate_with_the_unsubmitted_count(client, world):
