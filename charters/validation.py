@@ -137,6 +137,15 @@ class ValidationReport:
     def add(self, level: Level, field_path: str, message: str) -> None:
         self.issues.append(Issue(level, field_path, message))
 
+    def by_metric(self) -> dict[str, list[Issue]]:
+        """Return the errors and warnings at each metric's fields (``metrics[<id>]…``), by id."""
+        found: dict[str, list[Issue]] = {}
+        for issue in self.errors + self.warnings:
+            head, bracket, rest = issue.field.partition("[")
+            if head == "metrics" and bracket and "]" in rest:
+                found.setdefault(rest.split("]", 1)[0], []).append(issue)
+        return found
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,

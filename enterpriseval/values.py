@@ -3,7 +3,8 @@
 Pure: no Django import. One helper per job: what kind of value a message says it got
 (:func:`json_kind` for JSON files, :func:`type_name` for YAML documents and Python values), how it
 quotes a value (:func:`json_shown`), which values count as numbers (:func:`finite_number`,
-:func:`is_whole`) and how a number is written in a message (:func:`number_text`).
+:func:`is_whole`), how a number is written in a message (:func:`number_text`) and how a
+duration is shown (:func:`seconds_text`).
 """
 
 from __future__ import annotations
@@ -107,3 +108,23 @@ def number_text(value: float, digits: int = 6, *, significant: bool = False) -> 
     if significant:
         return f"{value:.{digits}g}"
     return f"{value:.{digits}f}".rstrip("0").rstrip(".")
+
+
+def seconds_text(seconds: float | None) -> str:
+    """Return a duration in seconds rounded for display, in a unit that suits its size.
+
+    ``—`` for None; under a second two significant digits (0.012 s); under a minute one
+    decimal (41.2 s); under an hour whole minutes and seconds (2 min 5 s); else hours and
+    minutes (1 h 4 min).
+    """
+    if seconds is None:
+        return "—"
+    if seconds < 1:
+        return f"{number_text(seconds, 2, significant=True)} s"
+    if round(seconds, 1) < 60:
+        return f"{number_text(round(seconds, 1), 1)} s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60} min"

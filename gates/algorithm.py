@@ -53,6 +53,7 @@ _METRIC_FIELDS: tuple[str, ...] = (
     "grading",
     "kappa",
     "n",
+    "n_outputs",
     "label",
 )
 _REQUIRED_METRIC_FIELDS: tuple[str, ...] = ("id", "direction", "theta_out", "theta_in", "weight")
@@ -77,6 +78,7 @@ class MetricInput:
     kappa: float | None = None
     n: int | None = None
     label: str | None = None
+    n_outputs: int | None = None  # the graded outputs the n units sit in (n / n_outputs per output)
 
 
 @dataclass(frozen=True)
@@ -142,12 +144,17 @@ class MetricResult:
 
 @dataclass(frozen=True)
 class Recommendation:
-    """How many more units to grade so a metric's conservative bound can clear a threshold."""
+    """How many more outputs to grade so a metric's conservative bound can clear a threshold.
+
+    ``additional_n`` counts the metric's units (as ``n`` does), ``additional_outputs`` the
+    outputs that hold them, when the number of graded outputs is known.
+    """
 
     metric_id: str
     threshold: Literal["theta_in", "theta_out"]
     additional_n: int | None
     message: str
+    additional_outputs: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the recommendation as a JSON-ready dict."""
@@ -155,6 +162,7 @@ class Recommendation:
             "metric_id": self.metric_id,
             "threshold": self.threshold,
             "additional_n": self.additional_n,
+            "additional_outputs": self.additional_outputs,
             "message": self.message,
         }
 
@@ -287,6 +295,7 @@ def _parse_metric(raw: Any, path: str) -> MetricInput:
         kappa=_optional(raw, "kappa", path, _number),
         n=_optional(raw, "n", path, _count),
         label=_optional(raw, "label", path, _string),
+        n_outputs=_optional(raw, "n_outputs", path, _count),
     )
 
 
@@ -815,6 +824,8 @@ def _recommendations(metric: MetricInput) -> list[Recommendation]:
     1/√n, the bound clears a threshold at distance δ = |estimate − θ| once n' > n·(h/δ)².
     The smallest such whole n' is ⌊n·(h/δ)²⌋ + 1 — the brief's ⌈n·(h/δ)²⌉ except when
     n·(h/δ)² is a whole number, where the strict inequality of SPEC §6.1 needs one unit more.
+    The advice speaks of outputs (SPEC §6.1, "grade about N more outputs"): the additional
+    units over the mean units per graded output, n / n_outputs, rounded up.
     """
     if metric.estimate is None or metric.ci is None:
         return []
@@ -837,19 +848,36 @@ def _recommendations(metric: MetricInput) -> list[Recommendation]:
             # SPEC §6.1: half-width ∝ 1/√n, so n' > n·(h/δ)²; rounding absorbs float noise
             needed = math.floor(round(metric.n * (half_width / delta) ** 2, 9)) + 1
             additional: int | None = needed - metric.n
-            message = (
-                f"{metric.id}: grade about {additional} more units {target} "
-                f"(n = {metric.n} → about {needed}, if the estimate holds and the half-width "
-                "shrinks as 1/√n)"
-            )
+            assumption = "if the estimate holds and the half-width shrinks as 1/√n"
+            outputs = _outputs_for(additional, metric)
+            if outputs is not None:
+                per_output = number_text(metric.n / metric.n_outputs, 2)  # type: ignore[operator]
+                message = (
+                    f"{metric.id}: grade about {outputs} more outputs {target} "
+                    f"({additional} more units at {per_output} units per graded output; "
+                    f"n = {metric.n} units → about {needed}, {assumption})"
+                )
+            else:
+                message = (
+                    f"{metric.id}: grade about {additional} more units {target} "
+                    f"(n = {metric.n} → about {needed}, {assumption}; the graded outputs were "
+                    "not reported, so how many outputs hold them cannot be said)"
+                )
         else:
-            additional = None
+            additional = outputs = None
             message = (
-                f"{metric.id}: grade more units {target} (n was not reported, so how many "
+                f"{metric.id}: grade more outputs {target} (n was not reported, so how many "
                 "cannot be estimated)"
             )
-        advice.append(Recommendation(metric.id, name, additional, message))
+        advice.append(Recommendation(metric.id, name, additional, message, outputs))
     return advice
+
+
+def _outputs_for(units: int | None, metric: MetricInput) -> int | None:
+    """Return the outputs that hold ``units`` more units: ⌈units · n_outputs / n⌉."""
+    if units is None or not metric.n or not metric.n_outputs:
+        return None
+    return -(-units * metric.n_outputs // metric.n)  # exact ceiling, in integers
 
 
 def _reasons(

@@ -109,6 +109,7 @@ def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate])
                 kappa=estimate.kappa if estimate is not None else None,
                 n=estimate.n if estimate is not None else None,
                 label=catalogue_metric(metric_id).name,
+                n_outputs=estimate.n_clusters if estimate is not None else None,
             )
         )
     return GateInput(

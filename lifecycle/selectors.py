@@ -23,7 +23,7 @@ from charters.selectors.charters import charter_content_sha256
 from charters.selectors.use_cases import membership_list
 from charters.validation import intensity_requirements
 from gates.models import Decision
-from grading.models import AssignmentStatus, GradingSession, SessionStatus
+from grading.models import Assignment, AssignmentStatus, GradingSession, SessionStatus
 from runs.models import Run, RunStatus
 from scorecards.models import ReevaluationFlag, Scorecard, ScorecardStatus
 from scorecards.selectors import scorecard_list, scorecard_state
@@ -108,19 +108,25 @@ def use_case_overview(
     """Return what the use-case page shows: lifecycle, requirements, members, next steps.
 
     Graders get no scorecards (their reasons name σ) and no names of who entered a stage
-    (the member list is hidden from them too: SPEC §5.1).
+    (the member list is hidden from them too: SPEC §5.1). They see the lifecycle up to
+    grading and, as next steps, only their own grading: whether a decision was recorded or
+    a scorecard signed off is not theirs to know while they grade.
     """
     members = membership_list(use_case=use_case)
     roles = sorted(m.role for m in members if m.user_id == user.pk)
     blinded = Role.GRADER in roles
     facts = lifecycle_facts(use_case=use_case, members=members)
     stages = lifecycle_stages(use_case=use_case, facts=facts, names=not blinded)
+    if blinded:
+        stages = [row for row in stages if row.stage <= Stage.GRADE]
     return UseCaseOverview(
         use_case=use_case,
         roles=roles,
         stages=stages,
         requirements=intensity_requirements(use_case.intensity),
-        next_steps=next_steps(facts=facts, stage=use_case.stage),
+        next_steps=_grading_steps(use_case, user)
+        if blinded
+        else next_steps(facts=facts, stage=use_case.stage),
         members=members,
         current_charter=facts.charters[0] if facts.charters else None,
         configuration_count=facts.configuration_count,
@@ -248,14 +254,13 @@ def stage_blockers(*, stage: Stage | int, facts: LifecycleFacts) -> list[str]:
     elif stage == Stage.RUN:
         if not facts.run_statuses:
             steps.append("No run yet: execute σ on the graded split or import its outputs.")
+        elif RunStatus.COMPLETED not in facts.run_statuses:
+            steps.append(_no_completed_run(facts))
     elif stage == Stage.GRADE:
         if Role.GRADER not in facts.held_roles:
             steps.append("Add a grader to the use case.")
         if facts.run_statuses and RunStatus.COMPLETED not in facts.run_statuses:
-            steps.append(
-                f"No run has completed yet ({_count(len(facts.run_statuses), 'run')} "
-                "pending, running or stopped)."
-            )
+            steps.append(_no_completed_run(facts))
         if not facts.sessions:
             steps.append(
                 "No grading session yet: draw a blinded sample of the runs' outputs for "
@@ -300,6 +305,23 @@ def next_steps(*, facts: LifecycleFacts, stage: int = Stage.CHARTER) -> list[str
     for blocked in wanted:
         steps += [s for s in stage_blockers(stage=blocked, facts=facts) if s not in steps]
     return steps
+
+
+def _grading_steps(use_case: UseCase, user: AbstractBaseUser | AnonymousUser) -> list[str]:
+    """Return a grader's one next step: the assignments they have still to submit here."""
+    left = (
+        Assignment.objects.filter(session__use_case=use_case, grader_id=user.pk)
+        .exclude(status=AssignmentStatus.SUBMITTED)
+        .count()
+    )
+    return [f"You have {_count(left, 'assignment')} to grade: open My grading."] if left else []
+
+
+def _no_completed_run(facts: LifecycleFacts) -> str:
+    return (
+        f"No run has completed yet ({_count(len(facts.run_statuses), 'run')} "
+        "pending, running or stopped)."
+    )
 
 
 def _monitoring(facts: LifecycleFacts) -> list[str]:

@@ -775,6 +775,11 @@ class ScorecardView:
     packs: tuple[RegulatoryPack, ...]
 
     @property
+    def triggers_text(self) -> str:
+        """The re-evaluation triggers one per line, as the committee form edits them."""
+        return "\n".join(self.scorecard.reevaluation_triggers or [])
+
+    @property
     def plots(self) -> list[Plot]:
         """The plots (SVG with real text), drawn on first use, then cached per content hash
         so the page and the PDF draw them once between them."""

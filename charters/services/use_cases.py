@@ -112,15 +112,19 @@ def use_case_advance(
 ) -> UseCase:
     """Move the use case to a later lifecycle stage and timestamp the entry (SPEC §3).
 
-    Moving to an earlier or the same stage does nothing: stages record progress, and a later
-    step (e.g. a second σ) must not send the lifecycle backwards.
+    Stages never move backwards: a later step (e.g. a second σ) leaves the stage as it is.
+    A stage the lifecycle passed without entering it (σ frozen after the task set was
+    imported) gets its entry, who and when, the first time its step happens; the use case
+    stays where it is.
     """
     stage = Stage(stage)
     locked = UseCase.objects.select_for_update().get(pk=use_case.pk)
     if stage <= locked.stage:
-        return locked
-    locked.stage = stage
-    locked.save(update_fields=["stage"])
+        if stage == locked.stage or locked.stage_events.filter(stage=stage).exists():
+            return locked
+    else:
+        locked.stage = stage
+        locked.save(update_fields=["stage"])
     StageEvent.objects.create(use_case=locked, stage=stage, actor=actor, note=note)
     audit_record(
         actor=actor,

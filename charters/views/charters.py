@@ -70,6 +70,7 @@ class EditorRow:
     harm_statement: str
     planned_n: str
     reason: str
+    issues: tuple[Issue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def charter_validate_panel(request: HttpRequest, key: str) -> HttpResponse:
     return render(
         request,
         "charters/charter_validation_panel.html",
-        {"report": report, "weights": _weights(report)},
+        {"report": report, "weights": _weights(report), "row_issues": report.by_metric()},
     )
 
 
@@ -312,7 +313,7 @@ def _editor(
     status: int = 200,
 ) -> HttpResponse:
     report = _report(use_case, document, form_issues)
-    rows = _editor_rows(use_case, document, posted)
+    rows = _editor_rows(use_case, document, posted, report.by_metric())
     return render(
         request,
         "charters/charter_edit.html",
@@ -393,7 +394,10 @@ def _metric_rows(document: dict[str, Any], report: ValidationReport) -> list[Met
 
 
 def _editor_rows(
-    use_case: UseCase, document: dict[str, Any], posted: Mapping[str, Any] | None
+    use_case: UseCase,
+    document: dict[str, Any],
+    posted: Mapping[str, Any] | None,
+    issues: Mapping[str, list[Issue]],
 ) -> list[EditorRow]:
     known = catalogue()
     in_charter = {m["id"]: m for m in document.get("metrics", [])}
@@ -430,6 +434,7 @@ def _editor_rows(
                 harm_statement=value("harm_statement"),
                 planned_n=value("planned_n"),
                 reason=value("reason"),
+                issues=tuple(issues.get(metric_id, ())),
             )
         )
     return rows

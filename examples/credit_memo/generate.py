@@ -138,6 +138,7 @@ def metric_entry(metric: dict[str, Any], model: str, rng: np.random.Generator) -
         "ci": [round(100 * max(interval.lo, 0.0), 2), round(100 * min(interval.hi, 1.0), 2)],
         "grading": "H",
         "n": units,
+        "n_outputs": MEMOS,
     }
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from charters.models import Role, UseCase
 from charters.permissions import use_case_for, user_roles
+from enterpriseval.values import seconds_text
 from runs.models import (
     JudgeScore,
     Judging,
@@ -152,6 +153,11 @@ class OutputView:
     guidance_items: dict[str, str]
     timeline: list[TimelinePhase]
     trajectory: dict[str, object] | None
+
+    @property
+    def generation_text(self) -> str:
+        """The output's generation time, rounded for display."""
+        return seconds_text(self.output.generation_seconds)
 
 
 def run_list(*, use_case: UseCase) -> QuerySet[Run]:

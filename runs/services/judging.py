@@ -21,10 +21,9 @@ from django.utils import timezone
 
 from audit.canonical import sha256_hex
 from audit.services import audit_record
-from charters.models import GuidanceItem, KeyElement, Role, SourceChunk, Stage
+from charters.models import GuidanceItem, KeyElement, Role, SourceChunk
 from charters.models.charters import Treatment
 from charters.permissions import require_role
-from charters.services.use_cases import use_case_advance
 from enterpriseval.errors import ConflictError, ServiceError
 from runs.judges.llm import (
     JudgeConfigError,
@@ -291,15 +290,9 @@ def judge_run(
             if on_progress is not None:
                 on_progress(summary)
     summary.seconds = round(time.monotonic() - started, 3)
+    # Judging does not enter stage 5: grading does, with its session (SPEC §3).
     with transaction.atomic():
         audit_record(actor=actor, action="run.judge", target=run, payload=summary.audit_payload())
-        if summary.outputs_judged:
-            use_case_advance(
-                actor=actor,
-                use_case=run.use_case,
-                stage=Stage.GRADE,
-                note=f"run {run.pk} judged by {judge.name} {judge.version}",
-            )
     return summary
 
 

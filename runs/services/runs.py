@@ -124,7 +124,6 @@ def run_create(
             "cost_budget_usd": None if budget is None else str(budget),
         },
     )
-    use_case_advance(actor=actor, use_case=use_case, stage=Stage.RUN, note=f"run {run.pk} created")
     return run
 
 
@@ -356,7 +355,7 @@ def _complete_if_done(run_id: int) -> None:
         items_total=F("items_done"),
     ).update(status=RunStatus.COMPLETED, finished_at=timezone.now())
     if finished:
-        run = Run.objects.get(pk=run_id)
+        run = Run.objects.select_related("use_case", "created_by").get(pk=run_id)
         audit_record(
             actor=None,
             action="run.complete",
@@ -369,6 +368,14 @@ def _complete_if_done(run_id: int) -> None:
                 "cost_usd": str(run.cost_usd),
                 "cost_unknown_items": run.cost_unknown_items,
             },
+        )
+        # A run enters stage 4 when it completes, not when it is created: a failed or
+        # stopped run is no evidence to grade (SPEC §3).
+        use_case_advance(
+            actor=run.created_by,
+            use_case=run.use_case,
+            stage=Stage.RUN,
+            note=f"run {run.pk} completed",
         )
 
 

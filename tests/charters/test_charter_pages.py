@@ -260,6 +260,35 @@ def test_live_validation_returns_the_panel_for_the_printed_irrelevance_pair(
     assert Charter.objects.get().metrics.get(metric_id="irrelevance_rate").theta_in == 45
 
 
+def row_of(page: str, metric_id: str) -> str:
+    """Return the editor's table row of ``metric_id``."""
+    return page.split(f'name="metric" value="{metric_id}"', 1)[1].split("</tr>", 1)[0]
+
+
+def test_the_editor_shows_an_inverted_pair_on_its_metrics_row_and_in_the_summary(
+    personas, draft, document
+):
+    owner = client_for(personas.owner)
+    data = editor_form(document, **{"theta_in-irrelevance_rate": "55"})
+    response = owner.post(url("charter-edit"), data)
+    page = owner.get(url("charter-edit")) if response.status_code == 302 else response
+    page = page.content.decode()
+    row = row_of(page, "irrelevance_rate")
+    assert 'data-row-issues="irrelevance_rate"' in row
+    assert '<li class="error"><strong>error</strong> irrelevance_rate: inverted pair' in row
+    assert "inverted pair" not in row_of(page, "hallucination_rate")
+    panel = page.split('id="validation-panel"', 1)[1]
+    assert "irrelevance_rate: inverted pair" in panel
+
+
+def test_live_validation_returns_each_metrics_issues_for_its_row(personas, draft, document):
+    data = editor_form(document, **{"theta_in-irrelevance_rate": "55"})
+    fragment = client_for(personas.owner).post(url("charter-validate"), data).content.decode()
+    rows = fragment.split("<div hidden>", 1)[1].split("</div>", 1)[0]
+    listed = rows.split('<ul data-issues-of="irrelevance_rate">', 1)[1].split("</ul>", 1)[0]
+    assert "irrelevance_rate: inverted pair" in listed
+
+
 def test_live_validation_shows_the_sample_size_that_would_suffice(personas, draft, document):
     data = editor_form(document, **{"planned_n-irrelevance_rate": "200"})
     fragment = client_for(personas.owner).post(url("charter-validate"), data).content.decode()

@@ -64,12 +64,18 @@ def test_a_duplicate_key_is_refused_naming_the_key(personas):
 def test_stages_only_move_forward_and_each_entry_is_timestamped(personas):
     use_case = personas.use_case
     use_case_advance(actor=personas.owner, use_case=use_case, stage=Stage.GOLD_SET)
+    use_case_advance(actor=personas.model_owner, use_case=use_case, stage=Stage.CONFIGURE)
     use_case_advance(actor=personas.owner, use_case=use_case, stage=Stage.CONFIGURE)
+    use_case_advance(actor=personas.owner, use_case=use_case, stage=Stage.GOLD_SET)
     use_case.refresh_from_db()
     assert use_case.stage == Stage.GOLD_SET
-    assert list(StageEvent.objects.filter(use_case=use_case).values_list("stage", flat=True)) == [
-        Stage.CHARTER,
-        Stage.GOLD_SET,
+    # The stage passed over gets its entry once, late, by whoever took its step.
+    assert list(
+        StageEvent.objects.filter(use_case=use_case).values_list("stage", "actor__username")
+    ) == [
+        (Stage.CHARTER, "owner"),
+        (Stage.GOLD_SET, "owner"),
+        (Stage.CONFIGURE, "model_owner"),
     ]
 
 

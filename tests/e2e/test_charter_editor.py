@@ -53,6 +53,11 @@ def test_an_inverted_pair_is_flagged_live_without_saving(page, sign_in, draft_ch
     expect(panel).to_contain_text("inverted pair", timeout=10_000)
     text = panel.inner_text()
     assert "irrelevance_rate" in text
+    # The error also stands on the metric's own row, where the pair was typed.
+    row = page.locator("[data-row-issues='irrelevance_rate']")
+    expect(row).to_contain_text("inverted pair", timeout=10_000)
+    other = page.locator("[data-row-issues='hallucination_rate']")
+    assert "inverted pair" not in other.inner_text()
     page.screenshot(path=str(tmp_path / "charter-editor.png"), full_page=True)
 
     # Nothing was saved: the stored draft keeps the corrected pair.
@@ -62,6 +67,7 @@ def test_an_inverted_pair_is_flagged_live_without_saving(page, sign_in, draft_ch
     # Putting it right clears the error, again without a reload.
     page.fill("input[name='theta_in-irrelevance_rate']", "45")
     expect(panel).not_to_contain_text("inverted pair", timeout=10_000)
+    expect(row).not_to_contain_text("inverted pair", timeout=10_000)
     assert page.console_errors == []
 
 

@@ -503,14 +503,59 @@ def test_it_recommends_for_both_thresholds_on_the_upper_side() -> None:
     assert "upper bound can clear θout = 10" in result.recommendations[0].message
 
 
+def test_it_says_how_many_more_outputs_to_grade_by_hand() -> None:
+    # As above: 126 more units. n = 100 units in 40 graded outputs: 2.5 units per output,
+    # 126 / 2.5 = 50.4 → 51 more outputs (SPEC §6.1: "grade about N more outputs").
+    recall = metric(estimate=84.0, ci=(78.0, 90.0), n=100, n_outputs=40)
+
+    advice = gate_evaluate(GateInput(metrics=(recall,))).recommendations[0]
+
+    assert (advice.additional_n, advice.additional_outputs) == (126, 51)
+    assert advice.message == (
+        "guidance_recall: grade about 51 more outputs so the interval's lower bound can clear "
+        "θin = 80 (126 more units at 2.5 units per graded output; n = 100 units → about 226, "
+        "if the estimate holds and the half-width shrinks as 1/√n)"
+    )
+    assert advice.to_dict()["additional_outputs"] == 51
+
+
+def test_it_rounds_the_outputs_up_and_reads_n_outputs_from_the_file() -> None:
+    # 2401 more units at 50 / 7 units per output: 2401 · 7 / 50 = 336.14 → 337 outputs.
+    parsed = parse_gate_input(
+        {
+            "metrics": [
+                {
+                    "id": "hallucination_rate",
+                    "direction": "lower",
+                    "theta_out": 10,
+                    "theta_in": 5,
+                    "weight": 1,
+                    "estimate": 4.0,
+                    "ci": [2.0, 11.0],
+                    "n": 50,
+                    "n_outputs": 7,
+                }
+            ]
+        }
+    )
+
+    result = gate_evaluate(parsed)
+
+    assert [(r.additional_n, r.additional_outputs) for r in result.recommendations] == [
+        (19, 3),
+        (2401, 337),
+    ]
+    assert "grade about 337 more outputs" in result.recommendations[1].message
+
+
 def test_it_recommends_without_a_number_when_n_is_unknown() -> None:
     recall = metric(estimate=84.0, ci=(78.0, 90.0))
 
     result = gate_evaluate(GateInput(metrics=(recall,)))
 
     advice = result.recommendations[0]
-    assert advice.additional_n is None
-    assert "grade more units" in advice.message
+    assert advice.additional_n is None and advice.additional_outputs is None
+    assert "grade more outputs" in advice.message
     assert "n was not reported" in advice.message
 
 

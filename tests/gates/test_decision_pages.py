@@ -175,11 +175,13 @@ def test_the_decision_page_shows_each_gated_metrics_numbers_from_the_record(worl
     assert "<td>0.70</td>" in html  # κ
 
 
-def test_the_decision_page_recommends_how_many_more_units_to_grade(world):
+def test_the_decision_page_recommends_how_many_more_outputs_to_grade(world):
     decision = decide(world)
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
-    # 60·(13.54/5)² = 440.0 → about 440 units in all, 380 more (SPEC §6.1)
-    assert "guidance_recall: grade about 380 more units" in html
+    # 60·(13.54/5)² = 440.0 → about 440 units in all, 380 more (SPEC §6.1); 60 units in 25
+    # graded outputs is 2.4 per output, so 380 / 2.4 = 158.3 → 159 more outputs.
+    assert "guidance_recall: grade about 159 more outputs" in html
+    assert "(380 more units at 2.4 units per graded output;" in html
 
 
 def test_the_decision_page_shows_the_evidence_hashes_and_the_decisions_sha256(world):

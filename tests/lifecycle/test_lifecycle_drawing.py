@@ -7,6 +7,7 @@ says which scorecards need re-evaluation and why; graders see neither it nor nam
 
 from __future__ import annotations
 
+import io
 import re
 from html import unescape
 
@@ -18,6 +19,8 @@ from django.urls import reverse
 from charters.models import Charter, Stage, StageEvent
 from charters.services.charters import charter_revise
 from charters.services.configurations import configuration_upload
+from charters.services.task_sets import task_set_import
+from charters.services.use_cases import use_case_advance
 from demo.testing.grading import EXAMPLES, fill, make_world
 from demo.testing.scorecards import draft_scorecard, final_scorecard, recorded_decision
 from grading.models import Assignment
@@ -72,6 +75,34 @@ def test_a_new_use_case_is_at_stage_1_and_stage_2_says_what_blocks_it(client, pe
         "Upload and freeze the configuration σ under test."
     )
     assert drawn[6]["text"] == "Stage 7: Decide and monitor not started"
+
+
+def test_a_sigma_frozen_after_the_task_set_is_stage_2s_entry(client, personas):
+    task_set_import(
+        actor=personas.model_owner,
+        use_case=personas.use_case,
+        name="memo-tasks",
+        fileobj=io.BytesIO((EXAMPLES / "tasks.jsonl").read_bytes()),
+        filename="tasks.jsonl",
+    )
+    drawn = steps(page(client, personas.owner))
+    assert drawn[1]["state"] == "skipped"
+    assert drawn[1]["text"].startswith("Stage 2: Configure and freeze σ passed without an entry")
+    for name in ("gemini-2-5", "llama-4"):
+        configuration_upload(
+            actor=personas.model_owner,
+            use_case=personas.use_case,
+            name=name,
+            content=(EXAMPLES / "sigma-gemini-2.5.yaml").read_text(encoding="utf-8"),
+            filename="sigma.yaml",
+        )
+    drawn = steps(page(client, personas.owner))
+    assert [s["state"] for s in drawn[:3]] == ["done", "done", "current"]
+    entry = StageEvent.objects.get(use_case=personas.use_case, stage=Stage.CONFIGURE)
+    assert drawn[1]["text"] == (
+        f"Stage 2: Configure and freeze σ done entered {entry.entered_at:%Y-%m-%d %H:%M} "
+        "by model_owner σ gemini-2-5 v1 frozen"
+    )
 
 
 def test_grading_in_progress_blocks_the_gate_with_the_unsubmitted_count(client, world):
@@ -165,7 +196,8 @@ def test_graders_see_the_lifecycle_but_no_scorecards_names_or_sigma(client, worl
         filename="sigma.yaml",
     )
     html = page(client, world.graders[0])
-    assert len(steps(html)) == 7
+    # The lifecycle up to their grading, nothing of the gate or the decision after it.
+    assert [s["text"].split(" ", 2)[1] for s in steps(html)] == ["1:", "2:", "3:", "4:", "5:"]
     assert "<h2>Scorecards</h2>" not in html
     assert "scorecards/" not in html
     assert "re-evaluation required" not in html.replace("Re-evaluation required", "")
@@ -173,6 +205,40 @@ def test_graders_see_the_lifecycle_but_no_scorecards_names_or_sigma(client, worl
     for secret in world.provenance:
         assert secret not in html, secret
     assert "gemini" not in html
+
+
+def test_a_grader_sees_neither_the_decision_nor_the_sign_off_only_their_grading(client, personas):
+    use_case = personas.use_case
+    for stage, note in (
+        (Stage.GATE, "decision recorded"),
+        (Stage.DECIDE, "scorecard 1 signed off"),
+    ):
+        use_case_advance(actor=personas.reviewer, use_case=use_case, stage=stage, note=note)
+    owner = page(client, personas.owner)
+    assert "decision recorded" in owner and "scorecard 1 signed off" in owner
+    for path in (URL, "/api/v1/use-cases/CREDIT-MEMO-B/"):
+        client.force_login(personas.grader)
+        html = unescape(client.get(path).content.decode())
+        for later in (
+            "decision recorded",
+            "signed off",
+            "Gate",
+            "Decide and monitor",
+            "No decision",
+            "scorecard",
+        ):
+            assert later not in html, (path, later)
+    drawn = steps(page(client, personas.grader))
+    assert len(drawn) == 5 and drawn[-1]["text"].startswith("Stage 5: Grade")
+
+
+def test_a_graders_next_step_is_what_they_have_left_to_grade(client, world):
+    html = unescape(page(client, world.graders[0]))
+    missing = html.split("What is missing next", 1)[1].split("<h2", 1)[0]
+    left = len(world.assignments_of(world.graders[0]))
+    assert re.findall(r'<li class="warning">(.*?)</li>', missing) == [
+        f"You have {left} assignments to grade: open My grading."
+    ]
 
 
 def test_the_page_reads_a_fixed_number_of_queries_however_many_scorecards(client, world):

@@ -211,7 +211,7 @@ def test_an_output_without_units_is_reported_and_leaves_judging_incomplete(runs_
     assert not summary.complete
 
 
-def test_judging_is_audited_with_the_judge_and_counts_and_moves_the_use_case_to_grading(
+def test_judging_is_audited_with_the_judge_and_counts_and_does_not_enter_grading(
     runs_world,
 ):
     run = make_run(runs_world, outputs=2, failed=1)
@@ -227,13 +227,15 @@ def test_judging_is_audited_with_the_judge_and_counts_and_moves_the_use_case_to_
     assert entry.payload["outputs_judged"] == 2
     assert entry.payload["scores_written"] == summary.scores_written
     assert entry.payload["complete"] is True
+    # Stage 5 is grading: a grading session enters it, a judge does not (SPEC §3).
     runs_world.use_case.refresh_from_db()
-    assert runs_world.use_case.stage == Stage.GRADE
+    assert runs_world.use_case.stage < Stage.GRADE
+    assert not runs_world.use_case.stage_events.filter(stage=Stage.GRADE).exists()
 
 
 def test_the_query_count_does_not_grow_with_the_number_of_outputs(runs_world):
     judge = judge_get_or_create(kind="offline")
-    # The first judging moves the use case to stage 5; later ones leave it there.
+    # A first judging of the world warms what later ones read once.
     judge_run(actor=None, run=make_run(runs_world, outputs=1), judge=judge, purpose="gated")
     small, large = make_run(runs_world, outputs=2), make_run(runs_world, outputs=8)
     reads, inserts = [], []

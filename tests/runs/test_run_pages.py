@@ -215,6 +215,21 @@ def test_the_output_page_highlights_sentences_and_lists_units_and_cited_chunks(r
         assert f"k:{element.element_id}" in html and escape(element.text) in html
 
 
+def test_the_output_page_shows_the_generation_time_rounded(runs_world):
+    task = runs_world.tasks()[0]
+    run = imported(
+        runs_world,
+        {"task_id": task.external_id, "text": statement(task), "generation_seconds": 41.23456789},
+    )
+    output = Output.objects.get(run=run, task=task)
+    html = browser(runs_world.owner).get(
+        reverse("run-output", args=[runs_world.key, run.pk, output.pk])
+    )
+    html = html.content.decode()
+    assert "generation 41.2 s" in html
+    assert "41.23456789" not in html
+
+
 def test_model_output_is_escaped_never_rendered_as_html(runs_world):
     task = runs_world.tasks()[0]
     chunk = task.source_chunks.all()[0].chunk_id

@@ -11,7 +11,7 @@ import yaml
 from django.core.exceptions import PermissionDenied
 
 from audit.models import AuditEntry
-from charters.models import Stage, UseCase
+from charters.models import Stage, StageEvent, UseCase
 from charters.services.configurations import configuration_upload
 from demo.testing.fakellm import FakeLLMServer, Fault
 from enterpriseval.errors import ConflictError, ServiceError
@@ -80,7 +80,7 @@ def graded_pks(world):
     return [task.pk for task in world.tasks("graded")]
 
 
-def test_creating_a_run_counts_tasks_times_repeats_audits_and_moves_to_stage_4(runs_world, server):
+def test_creating_a_run_counts_tasks_times_repeats_and_audits_it(runs_world, server):
     sigma = fake_sigma(runs_world, server)
     run = create(runs_world, sigma, repeats=3, concurrency=16, cost_budget_usd="2.5")
     assert run.mode == RunMode.EXECUTED and run.status == RunStatus.PENDING
@@ -88,7 +88,27 @@ def test_creating_a_run_counts_tasks_times_repeats_audits_and_moves_to_stage_4(r
     assert run.concurrency == 16 and run.cost_budget_usd == Decimal("2.5")
     entry = AuditEntry.objects.filter(action="run.create").get()
     assert entry.payload["items_total"] == GRADED * 3
+    # Creating a run is not running it: stage 4 is entered by a completed run.
+    assert UseCase.objects.get(pk=runs_world.use_case.pk).stage == Stage.GOLD_SET
+
+
+def test_the_first_completed_run_enters_stage_4_and_a_failed_one_does_not(
+    runs_world, server, monkeypatch
+):
+    monkeypatch.delenv("FAKE_RUN_KEY", raising=False)
+    failing = create(
+        runs_world, fake_sigma(runs_world, server, api_key_env="FAKE_RUN_KEY"), repeats=1
+    )
+    run_execute_chunk(run_id=failing.pk, task_pks=graded_pks(runs_world))
+    assert Run.objects.get(pk=failing.pk).status == RunStatus.FAILED
+    assert UseCase.objects.get(pk=runs_world.use_case.pk).stage == Stage.GOLD_SET
+    assert not StageEvent.objects.filter(use_case=runs_world.use_case, stage=Stage.RUN)
+
+    run = create(runs_world, fake_sigma(runs_world, server, name="other-sigma"), repeats=1)
+    run_execute_chunk(run_id=run.pk, task_pks=graded_pks(runs_world))
     assert UseCase.objects.get(pk=runs_world.use_case.pk).stage == Stage.RUN
+    entry = StageEvent.objects.get(use_case=runs_world.use_case, stage=Stage.RUN)
+    assert (entry.actor, entry.note) == (runs_world.model_owner, f"run {run.pk} completed")
 
 
 @pytest.mark.parametrize("persona", ["grader", "reviewer", "adjudicator"])

@@ -6,6 +6,7 @@ import io
 import json
 import re
 import zipfile
+from html import unescape
 from pathlib import Path
 
 import jsonschema
@@ -129,6 +130,37 @@ def test_drafting_filling_in_and_signing_off_through_the_pages(world):
     response = owner.post(page_url(scorecard, "edit/"), {"conditions_of_use": "None."})
     assert response.status_code == 409
     assert "is final" in response.content.decode()
+
+
+def committee_form(html: str) -> dict[str, str]:
+    """Return what the committee form would post as the page shows it (textareas, inputs)."""
+    form = re.search(r'<form method="post" action="[^"]*/edit/">(.*?)</form>', html, re.S)[1]
+    fields = {
+        name: unescape(text)
+        for name, text in re.findall(
+            r'<textarea[^>]*name="(\w+)"[^>]*>(.*?)</textarea>', form, re.S
+        )
+    }
+    for tag in re.findall(r"<input[^>]*>", form):
+        name, value = re.search(r'name="(\w+)"', tag), re.search(r'value="([^"]*)"', tag)
+        if name and name[1] != "csrfmiddlewaretoken":
+            fields[name[1]] = unescape(value[1]) if value else ""
+    return fields
+
+
+def test_saving_the_untouched_committee_form_keeps_the_charters_triggers(world):
+    scorecard = draft_scorecard(world)
+    triggers = list(scorecard.decision.charter.reevaluation_triggers)
+    assert len(triggers) >= 2
+    owner = client_for(world.owner)
+    fields = committee_form(owner.get(page_url(scorecard)).content.decode())
+    assert fields["reevaluation_triggers"].splitlines() == triggers
+    assert owner.post(page_url(scorecard, "edit/"), fields).status_code == 302
+    scorecard.refresh_from_db()
+    assert scorecard.reevaluation_triggers == triggers
+    exported = owner.get(api_url(scorecard)).json()
+    assert exported["content"]["monitoring"]["triggers"] == triggers
+    assert "{{" not in json.dumps(exported)
 
 
 def test_bad_input_on_the_edit_page_names_the_field(world):
