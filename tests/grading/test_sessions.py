@@ -58,7 +58,7 @@ def test_the_same_seed_draws_the_same_sample(grading_world):
         graders=grading_world.graders,
         adjudicators=[grading_world.adjudicator],
         design="stratified",
-        sample_size=8,
+        sample_size=4,
         seed=session.seed,
     )
     first = sorted(session.artefacts.values_list("output_id", flat=True))
