@@ -514,7 +514,7 @@ def _value(stored: Mapping[str, Any] | None, charter_inputs: Mapping[str, Any]) 
         for name in ("tasks_per_year", "hourly_cost", "error_loss", "t_manual", "t_gen", "t_review")
         if name in charter_inputs
     }
-    currency = charter_inputs.get("currency", "")
+    currency = charter_inputs.get("currency") or None
     if estimate is None:
         return {
             "currency": currency,
@@ -524,7 +524,7 @@ def _value(stored: Mapping[str, Any] | None, charter_inputs: Mapping[str, Any]) 
         }
     sources = provenance.get("sources", {})
     return {
-        "currency": estimate.currency or currency,
+        "currency": estimate.currency or currency,  # ISO 4217 code of every amount
         "inputs": inputs,
         "table": [
             {"symbol": symbol, "name": name, "label": label, "source": sources[name]}
