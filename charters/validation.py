@@ -67,8 +67,9 @@ VALUE_REQUIRED: tuple[str, ...] = tuple(
 )
 # The ISO 4217 code every amount of the value inputs is in; required with them (SPEC §6.3).
 VALUE_CURRENCY = "currency"
-VALUE_INPUTS: tuple[str, ...] = (VALUE_CURRENCY,) + tuple(
-    f.name for f in dataclasses.fields(ValueInputs) if f.name not in VALUE_FROM_RESULTS
+VALUE_INPUTS: tuple[str, ...] = (
+    VALUE_CURRENCY,
+    *(f.name for f in dataclasses.fields(ValueInputs) if f.name not in VALUE_FROM_RESULTS),
 )
 VALUE_SIGNED: tuple[str, ...] = ("quality_value", "avoided_value")
 

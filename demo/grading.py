@@ -1,8 +1,9 @@
 """Blinded grading in the demo: a session over both σ's outputs, graded by simulated experts.
 
-``make demo`` draws a seeded stratified sample of 40 credit-memo outputs of each σ, assigns each to two
-of three graders, loads the simulated graders' answers (``examples/credit_memo/make_grades.py``:
-known error rates) through the same services as the browser's autosave and submit, has the
+``make demo`` draws a seeded stratified sample of 40 credit-memo outputs of each σ (the
+planned n is per σ), assigns each to two of three graders, loads the simulated graders'
+answers (``examples/credit_memo/make_grades.py``: known error rates) through the same services
+as the browser's autosave and submit, has the
 adjudicator resolve the disagreements with the planted truth, and leaves the last artefacts of
 ``demo-grader`` and the disputes of one artefact for a person to finish in the browser. Every
 step is idempotent: a second run finds what the first made.

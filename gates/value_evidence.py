@@ -244,7 +244,7 @@ def _assemble(
             sources[name] = _describe_time(given)
     amounts: dict[str, float] = {}
     code = value_inputs.get(CURRENCY_KEY)
-    money = code if currency_problem(code) is None else "currency"
+    money = str(code) if currency_problem(code) is None else "currency"
     for name, key in VALUE_INPUT_KEYS.items():
         if key.form == "time":
             continue

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grading', '0001_initial'),
+        ("grading", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='gradingsession',
-            name='arms',
+            model_name="gradingsession",
+            name="arms",
             field=models.JSONField(blank=True, default=list),
         ),
     ]

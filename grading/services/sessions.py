@@ -354,8 +354,10 @@ def _arm_records(
     """Return the design of each arm as the session records it: sizes, π per stratum."""
     pi: dict[str, dict[str, float]] = {}
     for item in sample:
-        arm = BASELINE_ARM if item.stratum == BASELINE_ARM else sigma_arm(
-            configuration_of[int(item.stratum.removeprefix("run:"))]
+        arm = (
+            BASELINE_ARM
+            if item.stratum == BASELINE_ARM
+            else sigma_arm(configuration_of[int(item.stratum.removeprefix("run:"))])
         )
         pi.setdefault(arm, {})[item.stratum] = item.inclusion_probability
     return [

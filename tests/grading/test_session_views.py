@@ -150,7 +150,9 @@ def test_the_list_shows_each_session_with_its_progress_in_flat_queries(grading_w
 def test_the_new_session_form_shows_the_size_the_charter_plans_for_each_sigma(grading_world):
     page = browser(grading_world.owner).get(urls(grading_world)["new"]).content.decode()
     outputs = list(Output.objects.filter(run__in=grading_world.runs, task__split="graded"))
-    plan = sample_plan(charter=grading_world.session.charter, runs=grading_world.runs, outputs=outputs)
+    plan = sample_plan(
+        charter=grading_world.session.charter, runs=grading_world.runs, outputs=outputs
+    )
     assert [(arm.size, arm.population) for arm in plan.arms] == [(12, 12), (12, 12)]
     assert plan.size == len(outputs) == 24 and all(arm.capped for arm in plan.arms)
     assert 'name="sample_size" value=' not in page  # blank: the plan of each σ

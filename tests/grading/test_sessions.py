@@ -7,11 +7,11 @@ from collections import Counter
 import pytest
 
 from audit.models import AuditEntry
-from charters.models import Role
-from charters.services.use_cases import membership_grant
 from charters.charter_document import document_from_text
+from charters.models import Role
 from charters.models.charters import SIGNING_ROLES
 from charters.services.charters import charter_revise, charter_sign, charter_update
+from charters.services.use_cases import membership_grant
 from demo.testing.grading import EXAMPLES, make_world
 from enterpriseval.errors import ServiceError
 from grading.models import Assignment, SessionArtefact
@@ -142,8 +142,9 @@ def sign_charter_planning(world, planned: dict[str, int]) -> None:
 
 
 def test_the_planned_n_is_drawn_for_each_sigma_with_the_sigmas_own_pi(grading_world):
-    # The hallucination rate plans 40 sentences (every other gated metric 1 unit, 1 output). σ gemini-2-5 has 81 sentences in
-    # its 12 outputs (6.75 per output) so needs ⌈40 / 6.75⌉ = 6 outputs, π = 6/12; σ llama-4
+    # The hallucination rate plans 40 sentences (every other gated metric 1 unit, 1 output).
+    # σ gemini-2-5 has 81 sentences in its 12 outputs (6.75 per output) so needs
+    # ⌈40 / 6.75⌉ = 6 outputs, π = 6/12; σ llama-4
     # has 78 (6.5 per output) so needs ⌈40 / 6.5⌉ = 7, π = 7/12. A plan shared by the two σ
     # (159 sentences in 24 outputs) would draw ⌈40 / 6.625⌉ = 7 outputs for both together.
     sign_charter_planning(grading_world, {"hallucination_rate": 40})
