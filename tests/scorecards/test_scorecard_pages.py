@@ -305,7 +305,7 @@ def test_every_amount_carries_the_charters_currency_in_the_page_pdf_and_export(w
     assert value["currency"] == "GBP" and value["v_annual"] is not None
     point = f"GBP {value['v_annual']['point']:,.0f}"
     page = flat(client_for(world.reviewer).get(page_url(scorecard)).content.decode())
-    assert "Currency (ISO 4217): <strong class=\"mono\">GBP</strong>" in page
+    assert 'Currency (ISO 4217): <strong class="mono">GBP</strong>' in page
     assert re.search(r"V_annual <strong>GBP -?[\d,]+</strong> per year", page)
     assert "charter: 95 GBP per hour" in page
     _reader, pages = pdf_text(
