@@ -27,6 +27,7 @@ from charters.catalogue import (
     catalogue,
     threshold_pair_fault,
 )
+from enterpriseval.currencies import currency_problem
 from enterpriseval.stats import required_sample_size
 from enterpriseval.values import finite_number, is_whole, number_text, type_name
 from gates.algorithm import resolve_alternative_weights
@@ -64,8 +65,11 @@ VALUE_REQUIRED: tuple[str, ...] = tuple(
     for f in dataclasses.fields(ValueInputs)
     if f.default is dataclasses.MISSING and f.name not in VALUE_FROM_RESULTS
 )
-VALUE_INPUTS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(ValueInputs) if f.name not in VALUE_FROM_RESULTS
+# The ISO 4217 code every amount of the value inputs is in; required with them (SPEC §6.3).
+VALUE_CURRENCY = "currency"
+VALUE_INPUTS: tuple[str, ...] = (
+    VALUE_CURRENCY,
+    *(f.name for f in dataclasses.fields(ValueInputs) if f.name not in VALUE_FROM_RESULTS),
 )
 VALUE_SIGNED: tuple[str, ...] = ("quality_value", "avoided_value")
 
@@ -696,7 +700,7 @@ def _check_value_inputs(raw: Any, report: ValidationReport) -> None:
             "warning",
             "value_inputs",
             "no value-model inputs: the scorecard's value interval (SPEC §6.3) needs "
-            + ", ".join(VALUE_REQUIRED),
+            + ", ".join((VALUE_CURRENCY, *VALUE_REQUIRED)),
         )
         return
     if not isinstance(raw, Mapping):
@@ -723,6 +727,10 @@ def _check_value_inputs(raw: Any, report: ValidationReport) -> None:
                 f"unknown value-model input {name!r}; expected one of "
                 f"{', '.join(VALUE_INPUTS)}{hint}",
             )
+        elif name == VALUE_CURRENCY:
+            problem = currency_problem(value)
+            if problem is not None:
+                report.add("error", path, problem)
         elif name in VALUE_TIME_INPUTS:
             _check_time_input(name, value, path, report)
         else:
@@ -731,6 +739,13 @@ def _check_value_inputs(raw: Any, report: ValidationReport) -> None:
                 report.add("error", path, f"{name} must be a finite number, got {value!r}")
             elif number < 0 and name not in VALUE_SIGNED:
                 report.add("error", path, f"{name} cannot be negative, got {_fmt(number)}")
+    if VALUE_CURRENCY not in raw:
+        report.add(
+            "error",
+            f"value_inputs.{VALUE_CURRENCY}",
+            "missing: state the ISO 4217 code the amounts are in (for example currency: GBP); "
+            "an amount in an unnamed currency cannot be read or compared",
+        )
     absent = [name for name in VALUE_REQUIRED if name not in raw]
     if absent:
         report.add(

@@ -129,7 +129,8 @@ def _print(decision: Decision, truth: dict[str, float], log: Callable[[str], Non
         log(f"  · {reason}")
     value = decision.record.get("value") or {}
     if "point" in value:
+        code = value.get("currency") or ""
         log(
-            f"  value V_annual {value['point']:,.0f} (90% interval {value['lo']:,.0f} to "
-            f"{value['hi']:,.0f}; {value['label']})"
+            f"  value V_annual {code} {value['point']:,.0f} per year (90% interval {code} "
+            f"{value['lo']:,.0f} to {code} {value['hi']:,.0f}; {value['label']})"
         )

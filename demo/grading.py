@@ -1,8 +1,9 @@
 """Blinded grading in the demo: a session over both σ's outputs, graded by simulated experts.
 
-``make demo`` draws a seeded stratified sample of the credit-memo outputs, assigns each to two
-of three graders, loads the simulated graders' answers (``examples/credit_memo/make_grades.py``:
-known error rates) through the same services as the browser's autosave and submit, has the
+``make demo`` draws a seeded stratified sample of 40 credit-memo outputs of each σ (the
+planned n is per σ), assigns each to two of three graders, loads the simulated graders'
+answers (``examples/credit_memo/make_grades.py``: known error rates) through the same services
+as the browser's autosave and submit, has the
 adjudicator resolve the disagreements with the planted truth, and leaves the last artefacts of
 ``demo-grader`` and the disputes of one artefact for a person to finish in the browser. Every
 step is idempotent: a second run finds what the first made.
@@ -43,7 +44,7 @@ from grading.services.sessions import session_create
 
 SESSION_NAME = "Credit memo blind review, round 1"
 SESSION_SEED = 20261130
-SAMPLE_SIZE = 40
+SAMPLE_SIZE = 40  # per σ: the planned n is per σ (SPEC §5.3), so 80 outputs over the two σ
 LEFT_FOR_BROWSER = 2
 BROWSER_GRADER = "demo-grader"
 STUDY_NAME = "Credit memo review queue, round 1"
@@ -77,6 +78,14 @@ def demo_grading(
         f"{session.sample_size} of {session.population_size} outputs (seed {session.seed}), "
         f"{session.graders_per_artefact} graders each, adjudicator demo-adjudicator"
     )
+    for arm in session.arms:
+        log(
+            f"  {arm['label']}: {arm['sampled']} of {arm['population']} outputs sampled "
+            f"(the charter plans {arm['planned']}"
+            + (f", set by {arm['planned_by']}" if arm["planned_by"] else "")
+            + "); π "
+            + ", ".join(f"{pi:.4f}" for pi in arm["inclusion_probabilities"].values())
+        )
     sigma_of = {judged.run.pk: judged.sigma for judged in runs}
     graders = {g.username: g for g in make_grades.GRADERS}
     assignments = list(

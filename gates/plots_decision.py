@@ -65,13 +65,14 @@ def value_interval_svg(value: ValueEstimate) -> str:
     axis.plot([value.point], [0], "o", color=ESTIMATE, markersize=7)
     axis.set_xlim(left, right)
     axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _position: f"{x:,.0f}"))
+    unit = f"{value.currency} per year" if value.currency else "per year"
     return _one_line_svg(
         figure,
         axis,
-        xlabel="V_annual per year (shaded: above break-even)",
+        xlabel=f"V_annual, {unit} (shaded: above break-even)",
         title=(
-            f"V_annual ({value.label}): point {value.point:,.0f} (●) with its "
-            f"{value.level:.0%} interval [{value.lo:,.0f}, {value.hi:,.0f}]"
+            f"V_annual ({value.label}): point {value.amount(value.point)} (●) with its "
+            f"{value.level:.0%} interval [{value.amount(value.lo)}, {value.amount(value.hi)}]"
         ),
     )
 

@@ -149,6 +149,7 @@ def value_estimate_from_dict(data: Mapping[str, Any] | None) -> ValueEstimate | 
         seed=int(data["seed"]),
         label=data["label"],
         components={name: float(x) for name, x in data["components"].items()},
+        currency=data.get("currency", ""),
     )
 
 

@@ -27,7 +27,7 @@ from gates.algorithm import GateInput, GateResult, MetricInput, gate_evaluate
 from gates.decision_file import load_decision_file
 from gates.models import Decision
 from gates.report import DecisionReport, render_decision_pdf
-from gates.value_evidence import value_inputs_from_charter, value_provenance
+from gates.value_evidence import value_currency, value_inputs_from_charter, value_provenance
 from gates.value_model import value_estimate
 from grading.models import GradingSession, OversightStudy
 from grading.selectors.oversight import oversight_results
@@ -426,11 +426,13 @@ def value_for(
         "observed_times": observed,
     }
     try:
+        currency = value_currency(charter_inputs)
         inputs = value_inputs_from_charter(charter_inputs, **arguments)
         provenance = value_provenance(charter_inputs, **arguments)
     except ValueError as error:
         return {"unavailable": str(error)}
     estimate = value_estimate(inputs, seed=int(charter.sha256[:8], 16))
+    estimate = replace(estimate, currency=currency)
     return {**estimate.to_dict(), "provenance": provenance.to_dict()}
 
 

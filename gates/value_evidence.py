@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from enterpriseval.currencies import currency_problem
 from enterpriseval.values import finite_number
 from gates.value_model import ProportionInput, TimeInput, ValueInputs
 
@@ -95,6 +96,8 @@ VALUE_INPUT_KEYS: dict[str, ValueInputKey] = {
         "amount",
     ),
 }
+#: The key of the ISO 4217 code every amount of ``value_inputs`` is in (SPEC §6.3).
+CURRENCY_KEY = "currency"
 TIME_KEYS: tuple[str, ...] = tuple(k for k, v in VALUE_INPUT_KEYS.items() if v.form == "time")
 # Inputs of ValueInputs that the evaluation supplies, never the charter.
 FROM_EVIDENCE: dict[str, str] = {
@@ -240,12 +243,14 @@ def _assemble(
             times[name] = given
             sources[name] = _describe_time(given)
     amounts: dict[str, float] = {}
+    code = value_inputs.get(CURRENCY_KEY)
+    money = str(code) if currency_problem(code) is None else "currency"
     for name, key in VALUE_INPUT_KEYS.items():
         if key.form == "time":
             continue
         if name in value_inputs:
             amounts[name] = _amount(name, value_inputs[name], key)
-            sources[name] = f"charter: {amounts[name]:,g} {key.unit}"
+            sources[name] = f"charter: {amounts[name]:,g} {key.unit.replace('currency', money)}"
         else:
             amounts[name] = 0.0
             sources[name] = "not given: 0"
@@ -292,10 +297,25 @@ def _assemble(
     return inputs, provenance
 
 
+def value_currency(value_inputs: Mapping[str, Any]) -> str:
+    """Return the ISO 4217 code the charter's amounts are in; ``ValueError`` naming it if not."""
+    if CURRENCY_KEY not in value_inputs:
+        raise ValueError(
+            f"value_inputs.{CURRENCY_KEY}: missing; expected the ISO 4217 code the amounts are "
+            "in (for example GBP)"
+        )
+    problem = currency_problem(value_inputs[CURRENCY_KEY])
+    if problem is not None:
+        raise ValueError(f"value_inputs.{CURRENCY_KEY}: {problem}")
+    return str(value_inputs[CURRENCY_KEY])
+
+
 def _check_keys(value_inputs: Mapping[str, Any]) -> None:
     for name in value_inputs:
         if not isinstance(name, str):
             raise ValueError(f"value_inputs: input names must be text, got {name!r}")
+        if name == CURRENCY_KEY:
+            continue
         if name in FROM_EVIDENCE:
             raise ValueError(
                 f"value_inputs.{name}: not a charter input; it comes from {FROM_EVIDENCE[name]}"
@@ -305,7 +325,7 @@ def _check_keys(value_inputs: Mapping[str, Any]) -> None:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(
                 f"value_inputs.{name}: unknown input; expected one of "
-                f"{', '.join(VALUE_INPUT_KEYS)}{hint}"
+                f"{', '.join((CURRENCY_KEY, *VALUE_INPUT_KEYS))}{hint}"
             )
 
 

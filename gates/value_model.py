@@ -195,10 +195,18 @@ class ValueEstimate:
     seed: int
     label: Literal["observed", "estimated"]
     components: dict[str, float]
+    #: ISO 4217 code of every amount (the charter's ``value_inputs.currency``); "" if unnamed.
+    currency: str = ""
+
+    def amount(self, value: float) -> str:
+        """Return ``value`` as a whole amount with its currency code: ``GBP 1,234,567``."""
+        text = f"{value:,.0f}"
+        return f"{self.currency} {text}" if self.currency else text
 
     def to_dict(self) -> dict[str, Any]:
         """Return the estimate as a JSON-ready dict."""
         return {
+            "currency": self.currency,
             "point": self.point,
             "lo": self.lo,
             "hi": self.hi,

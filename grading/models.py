@@ -55,6 +55,9 @@ class GradingSession(models.Model):
     seed = models.BigIntegerField()
     population_size = models.PositiveIntegerField()
     sample_size = models.PositiveIntegerField()
+    # The design per arm (each σ, and the baselines): population, planned and sampled n, and
+    # π per stratum, as grading.services.sessions records it (SPEC §5.3: planned n per σ).
+    arms = models.JSONField(default=list, blank=True)
     graders_per_artefact = models.PositiveSmallIntegerField(default=2)
     adjudicators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="+")
     status = models.CharField(

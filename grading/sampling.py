@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,10 +25,11 @@ DESIGNS = (UNIFORM, STRATIFIED)
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One artefact that may be sampled: its id and its stratum (for stratified designs)."""
+    """One artefact that may be sampled: its id, its stratum and its arm (σ, or baselines)."""
 
     id: Hashable
     stratum: str = ""
+    arm: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,71 @@ def draw_sample(
             f"size: must be between 1 and the population size {population}, got {size}"
         )
     rng = np.random.default_rng(seed)
+    return _draw(rng, candidates, size, design)
+
+
+def draw_arms(
+    candidates: Sequence[Candidate],
+    sizes: Mapping[str, int],
+    *,
+    seed: int,
+    design: str = UNIFORM,
+) -> list[Sampled]:
+    """Return an independent sample of each arm's size, drawn within the arm (SPEC §5.3).
+
+    A session that serves two σ samples the planned n for each: the arms (one per σ, one
+    for the human baselines) are strata whose sizes are fixed, not allocated. Within an arm
+    the draw is :func:`draw_sample`'s (uniform, or stratified by ``stratum``), so π is the
+    arm's own: n_a/N_a when uniform, n_h/N_h within the arm when stratified. The arms are
+    drawn in the order they first appear in ``candidates``, from one generator seeded with
+    ``seed``; with a single arm the sample is ``draw_sample(candidates, size, seed=seed)``'s.
+
+    Parameters
+    ----------
+    candidates
+        The population, in a stable order; ``Candidate.arm`` names each one's arm.
+    sizes
+        Sample size of every arm, 1 ≤ size ≤ the arm's population.
+    seed, design
+        As :func:`draw_sample`.
+
+    Returns
+    -------
+    The sampled artefacts in population order.
+    """
+    if design not in DESIGNS:
+        raise ValueError(f"design: must be one of {', '.join(DESIGNS)}, got {design!r}")
+    members: dict[str, list[int]] = {}
+    for index, candidate in enumerate(candidates):
+        members.setdefault(candidate.arm, []).append(index)
+    if set(sizes) != set(members):
+        raise ValueError(
+            f"sizes: expected a size for each arm ({', '.join(sorted(members))}), "
+            f"got {', '.join(sorted(sizes)) or 'none'}"
+        )
+    rng = np.random.default_rng(seed)
+    sample: list[tuple[int, Sampled]] = []
+    for arm, indices in members.items():
+        size = sizes[arm]
+        if not 1 <= size <= len(indices):
+            raise ValueError(
+                f"sizes: arm {arm!r} must draw between 1 and its {len(indices)} artefacts, "
+                f"got {size}"
+            )
+        drawn = _draw(rng, [candidates[i] for i in indices], size, design)
+        position = {candidates[i].id: i for i in indices}
+        sample.extend((position[item.id], item) for item in drawn)
+    sample.sort(key=lambda pair: pair[0])
+    return [item for _index, item in sample]
+
+
+def _draw(
+    rng: np.random.Generator,
+    candidates: Sequence[Candidate],
+    size: int,
+    design: str,
+) -> list[Sampled]:
+    population = len(candidates)
     if design == UNIFORM:
         chosen = np.sort(rng.choice(population, size=size, replace=False))
         share = size / population

@@ -8,9 +8,11 @@ grading session graded completely. Judge scores and human labels go through the 
 counting functions of :mod:`metrics.unit_estimators`; human labels are first mapped onto the
 judge's criteria by :func:`grading.rubric.criterion_scores`, so the two are counted alike.
 
-A session samples each run uniformly (it is stratified by run), so within one run the human
-sample is uniform and the run's outputs form one stratum. Outputs sampled but not yet
-completely graded (a grader has not submitted, a disagreement waits for the adjudicator)
+A session samples each σ on its own (the planned n is per σ, SPEC §5.3) and, within a σ,
+each run uniformly (uniform within the σ, or stratified by run), so within one run the human
+sample is uniform and the run's outputs form one stratum: π = n_run/N_run is the same for every
+output of the run, and no weight across σ or runs enters a run's estimate. Outputs sampled but
+not yet completely graded (a grader has not submitted, a disagreement waits for the adjudicator)
 count as unlabeled; ``pending`` says how many. Seven queries whatever the number of outputs.
 """
 

@@ -180,6 +180,8 @@ def _efficacy(section: Mapping[str, Any], _e: int) -> list[str]:
 def _value(section: Mapping[str, Any], _e: int) -> list[str]:
     if section.get("v_annual") is None:
         return [f"no V_annual interval: {section.get('unavailable') or 'not computed'}"]
+    if not section.get("currency"):
+        return ["no currency: the charter's value_inputs.currency (ISO 4217) names none"]
     return []
 
 

@@ -514,14 +514,17 @@ def _value(stored: Mapping[str, Any] | None, charter_inputs: Mapping[str, Any]) 
         for name in ("tasks_per_year", "hourly_cost", "error_loss", "t_manual", "t_gen", "t_review")
         if name in charter_inputs
     }
+    currency = charter_inputs.get("currency") or None
     if estimate is None:
         return {
+            "currency": currency,
             "inputs": inputs,
             "v_annual": None,
             "unavailable": (stored or {}).get("unavailable") or "no value estimate was recorded",
         }
     sources = provenance.get("sources", {})
     return {
+        "currency": estimate.currency or currency,  # ISO 4217 code of every amount
         "inputs": inputs,
         "table": [
             {"symbol": symbol, "name": name, "label": label, "source": sources[name]}
@@ -874,9 +877,11 @@ def must_know(content: Mapping[str, Any]) -> list[str]:
         second = "Every gated metric clears its inner threshold on its conservative bound."
     value = content["value"].get("v_annual")
     if value is not None:
+        code = content["value"].get("currency") or ""
+        money = f"{code} " if code else ""
         third = (
-            f"V_annual is {value['point']:,.0f} per year with a {value['level']:.0%} interval "
-            f"[{value['lo']:,.0f}, {value['hi']:,.0f}], {value['label']}"
+            f"V_annual is {money}{value['point']:,.0f} per year with a {value['level']:.0%} "
+            f"interval [{money}{value['lo']:,.0f}, {money}{value['hi']:,.0f}], {value['label']}"
             + (" (the time baseline was not observed)." if value["label"] == "estimated" else ".")
         )
     else:

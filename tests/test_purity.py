@@ -12,6 +12,7 @@ PURE_MODULES = [
     "enterpriseval.plotting",
     "enterpriseval.jsonl",
     "enterpriseval.values",
+    "enterpriseval.currencies",
     "gates.algorithm",
     "gates.value_model",
     "audit.canonical",

@@ -4,7 +4,7 @@ The credit-memo use case with a signed charter, both σ's imported outputs (12 g
 each), three graders, an adjudicator and a session.
 
 Built through the services, as the demo builds it. ``grading_world`` holds a blinded session
-of 8 artefacts drawn from both runs, 2 graders each; ``provenance`` lists every string that
+of 8 artefacts, 4 drawn from each σ's run, 2 graders each; ``provenance`` lists every string that
 would reveal where an artefact came from.
 """
 
@@ -59,7 +59,7 @@ class GradingWorld:
         )
 
 
-def make_world(*, sample_size: int = 8, include_baselines: bool = False) -> GradingWorld:
+def make_world(*, sample_size: int = 4, include_baselines: bool = False) -> GradingWorld:
     objects = demo_evaluation_object(example_dir=EXAMPLES, log=lambda _line: None)
     users = get_user_model().objects
     owner = users.get(username="demo-owner")

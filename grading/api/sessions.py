@@ -78,7 +78,8 @@ class SessionCreateInput(serializers.Serializer[dict[str, Any]]):
         min_value=1,
         required=False,
         allow_null=True,
-        help_text="Default: the size the charter plans (sample_plan).",
+        help_text="Outputs drawn for each σ (the planned n is per σ). Default: the size the "
+        "charter plans for each σ (sample_plan).",
     )
     graders_per_artefact = serializers.IntegerField(min_value=2, max_value=20, default=2)
     seed = serializers.IntegerField(
@@ -99,6 +100,20 @@ class ProgressOutput(serializers.Serializer[Any]):
     percent = serializers.FloatField()
 
 
+class ArmOutput(serializers.Serializer[Any]):
+    arm = serializers.CharField(help_text="sigma:<configuration id>, or baseline.")
+    label = serializers.CharField()
+    runs = serializers.ListField(child=serializers.IntegerField())
+    population = serializers.IntegerField()
+    planned = serializers.IntegerField(help_text="What the charter plans for this σ.")
+    planned_by = serializers.CharField(help_text="The metric whose planned n sets it, or ''.")
+    planned_units = serializers.IntegerField(allow_null=True)
+    sampled = serializers.IntegerField()
+    inclusion_probabilities = serializers.DictField(
+        child=serializers.FloatField(), help_text="π of each stratum of the arm."
+    )
+
+
 class SessionOutput(serializers.Serializer[GradingSession]):
     public_id = serializers.CharField()
     name = serializers.CharField()
@@ -109,7 +124,8 @@ class SessionOutput(serializers.Serializer[GradingSession]):
         help_text="A decimal string: seeds go up to 2^62, beyond exact JSON numbers in JavaScript."
     )
     population_size = serializers.IntegerField()
-    sample_size = serializers.IntegerField()
+    sample_size = serializers.IntegerField(help_text="Artefacts drawn over every arm.")
+    arms = ArmOutput(many=True, help_text="The design per σ: the planned n is per σ.")
     graders_per_artefact = serializers.IntegerField()
     include_baselines = serializers.BooleanField()
     created_by = serializers.CharField(source="created_by.get_username")

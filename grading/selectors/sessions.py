@@ -212,6 +212,20 @@ def session_detail(*, session: GradingSession) -> SessionDetail:
     )
 
 
+def arms_text(arms: Sequence[dict[str, Any]]) -> str:
+    """Return the sample size of each arm in words: ``12 of 65 outputs of σ x v1, …``."""
+    return "; ".join(
+        f"{arm['sampled']} of {arm['population']} {_arm_noun(arm)} of {arm['label']}"
+        if arm["arm"] != "baseline"
+        else f"{arm['sampled']} of {arm['population']} {arm['label']}"
+        for arm in arms
+    )
+
+
+def _arm_noun(arm: dict[str, Any]) -> str:
+    return "output" if arm["population"] == 1 else "outputs"
+
+
 def stratum_labels(runs: Sequence[Run]) -> dict[str, str]:
     """Return a readable label per stratum key (``run:12`` → ``run 12 · σ name v1``)."""
     labels = {"baseline": "human baseline artefacts"}
@@ -353,15 +367,15 @@ def session_choices(*, use_case: UseCase) -> SessionChoices:
 
 
 def session_plan(*, charter: Charter | None, runs: Sequence[Run]) -> SamplePlan | None:
-    """Return the charter's planned sample size over the graded outputs of ``runs``."""
+    """Return the charter's planned sample size for each σ of ``runs`` (SPEC §5.3)."""
     if charter is None:
         return None
     outputs = list(
         Output.objects.filter(
             run__in=list(runs), task__split=Split.GRADED, status=OutputStatus.SUCCEEDED
-        ).only("pk")
+        ).only("pk", "run_id")
     )
-    return sample_plan(charter=charter, outputs=outputs)
+    return sample_plan(charter=charter, runs=runs, outputs=outputs)
 
 
 def members_with_role(*, use_case: UseCase, role: str) -> QuerySet[Any]:

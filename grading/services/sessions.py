@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -28,19 +29,36 @@ from grading.models import (
     SessionArtefact,
     SessionStatus,
 )
-from grading.sampling import Candidate, assign_graders, blind_order, draw_sample, expected_outputs
+from grading.sampling import (
+    Candidate,
+    Sampled,
+    assign_graders,
+    blind_order,
+    draw_arms,
+    expected_outputs,
+)
 from runs.models import Output, OutputStatus, Run, RunStatus, Unit
 
 SESSION_ROLES = (Role.CHARTER_OWNER,)
 MAX_SEED = 2**62
 
 
-@dataclass(frozen=True, slots=True)
-class SamplePlan:
-    """The sample size a charter plans, and the metric that sets it."""
+BASELINE_ARM = "baseline"
 
-    size: int
+
+def sigma_arm(configuration_id: int) -> str:
+    """Return the arm key of a σ: a session samples the planned n for each (SPEC §5.3)."""
+    return f"sigma:{configuration_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ArmPlan:
+    """The sample size planned for one arm (a σ, or the human baselines), and what sets it."""
+
+    arm: str
+    label: str
     population: int
+    size: int
     metric_id: str | None
     planned_units: int | None
     mean_units_per_output: float | None
@@ -50,37 +68,97 @@ class SamplePlan:
         return self.metric_id is not None and self.size == self.population
 
 
-def sample_plan(*, charter: Charter, outputs: Sequence[Output], baselines: int = 0) -> SamplePlan:
-    """Return how many artefacts to sample so every human-graded gated metric reaches its planned n.
+@dataclass(frozen=True, slots=True)
+class SamplePlan:
+    """The sample size a charter plans for each arm a session serves: the planned n per σ."""
 
-    For each gated metric graded by humans (catalogue grading H) with a planned n in units,
-    the outputs needed are ⌈planned n / mean units per output⌉, the mean taken over the
-    candidate outputs; the largest wins, capped at the population.
+    arms: tuple[ArmPlan, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(arm.size for arm in self.arms)
+
+    @property
+    def population(self) -> int:
+        return sum(arm.population for arm in self.arms)
+
+
+def sample_plan(
+    *, charter: Charter, runs: Sequence[Run], outputs: Sequence[Output], baselines: int = 0
+) -> SamplePlan:
+    """Return how many artefacts to sample from each σ so each reaches the charter's planned n.
+
+    The planned n is per σ (SPEC §5.3): for each σ and each gated metric graded by humans
+    (catalogue grading H) with a planned n in units, the σ needs ⌈planned n / mean units per
+    output⌉ outputs, the mean taken over that σ's candidate outputs; the largest wins, capped
+    at the σ's outputs. Without such a metric a σ's whole population is planned. The human
+    baselines (``baselines`` artefacts) form an arm of their own, planned at the largest σ's
+    size, capped at their number.
     """
-    population = len(outputs) + baselines
-    metrics = catalogue()
+    configuration_of = {run.pk: run.configuration for run in runs}
+    by_sigma: dict[int, list[Output]] = {}
+    for output in outputs:
+        by_sigma.setdefault(configuration_of[output.run_id].pk, []).append(output)
     unit_counts = {
         (row["output_id"], row["kind"]): row["n"]
         for row in Unit.objects.filter(output__in=[o.pk for o in outputs])
         .values("output_id", "kind")
         .annotate(n=Count("pk"))
     }
-    best = SamplePlan(population, population, None, None, None)
+    gated = [
+        metric
+        for metric in charter.metrics.filter(treatment=Treatment.GATED, planned_n__isnull=False)
+        if (spec := catalogue().get(metric.metric_id)) is not None and spec.human_graded
+    ]
+    arms: list[ArmPlan] = []
+    for configuration_id, members in by_sigma.items():
+        configuration = next(c for c in configuration_of.values() if c.pk == configuration_id)
+        label = f"σ {configuration.name} v{configuration.version}"
+        arms.append(_arm_plan(sigma_arm(configuration_id), label, members, gated, unit_counts))
+    if baselines:
+        largest = max((arm.size for arm in arms), default=baselines)
+        arms.append(
+            ArmPlan(
+                BASELINE_ARM,
+                "human baseline artefacts",
+                baselines,
+                min(largest, baselines),
+                None,
+                None,
+                None,
+            )
+        )
+    return SamplePlan(tuple(arms))
+
+
+def _arm_plan(
+    arm: str,
+    label: str,
+    outputs: Sequence[Output],
+    gated: Sequence[Any],
+    unit_counts: Mapping[tuple[int, str], int],
+) -> ArmPlan:
+    population = len(outputs)
+    best = ArmPlan(arm, label, population, population, None, None, None)
     best_needed = 0
-    for metric in charter.metrics.filter(treatment=Treatment.GATED, planned_n__isnull=False):
-        spec = metrics.get(metric.metric_id)
-        if spec is None or not spec.human_graded or metric.planned_n is None:
-            continue
-        kind = spec.unit.replace(" ", "_")
+    metrics = catalogue()
+    for metric in gated:
+        kind = metrics[metric.metric_id].unit.replace(" ", "_")
         total = sum(unit_counts.get((o.pk, kind), 0) for o in outputs)
-        if not outputs or total == 0:
+        if total == 0:
             continue
-        mean = total / len(outputs)
+        mean = total / population
         needed = expected_outputs(metric.planned_n, mean)
         if needed > best_needed:
             best_needed = needed
-            best = SamplePlan(
-                min(needed, population), population, metric.metric_id, metric.planned_n, mean
+            best = ArmPlan(
+                arm,
+                label,
+                population,
+                min(needed, population),
+                metric.metric_id,
+                metric.planned_n,
+                mean,
             )
     return best
 
@@ -104,9 +182,10 @@ def session_create(
 
     The population is every succeeded output of the graded split in ``runs`` (and, with
     ``include_baselines``, the human reference artefact of every graded task that has one).
-    ``sample_size`` defaults to what the charter plans (:func:`sample_plan`). Stratified
-    samples use one stratum per run (and one for baselines), so each system is represented
-    in proportion; the stratum never reaches a grader.
+    The planned n is per σ (SPEC §5.3): each σ of ``runs`` (and the baselines) is an arm
+    sampled on its own, ``sample_size`` outputs for each σ, by default what the charter plans
+    for it (:func:`sample_plan`). Within a σ, stratified samples use one stratum per run, so
+    each run is represented in proportion; neither arm nor stratum reaches a grader.
     """
     require_role(actor, use_case, SESSION_ROLES)
     charter = Charter.objects.frozen().filter(use_case=use_case).order_by("-version").first()
@@ -159,24 +238,24 @@ def session_create(
             .exclude(reference="")
             .order_by("line_number")
         )
-    candidates = [Candidate(("output", o.pk), f"run:{o.run_id}") for o in outputs]
-    candidates += [Candidate(("baseline", t.pk), "baseline") for t in baselines]
+    configuration_of = {run.pk: run.configuration_id for run in runs}
+    candidates = [
+        Candidate(("output", o.pk), f"run:{o.run_id}", sigma_arm(configuration_of[o.run_id]))
+        for o in outputs
+    ]
+    candidates += [Candidate(("baseline", t.pk), BASELINE_ARM, BASELINE_ARM) for t in baselines]
     if not candidates:
         raise ServiceError(
             "The runs have no succeeded outputs of graded tasks to sample.", field="runs"
         )
-    plan = sample_plan(charter=charter, outputs=outputs, baselines=len(baselines))
-    size = plan.size if sample_size is None else sample_size
-    if not 1 <= size <= len(candidates):
-        raise ServiceError(
-            f"sample_size must be between 1 and the {len(candidates)} artefacts available, "
-            f"got {size}.",
-            field="sample_size",
-        )
+    plan = sample_plan(charter=charter, runs=runs, outputs=outputs, baselines=len(baselines))
+    sizes = _arm_sizes(plan, sample_size)
     seed = secrets.randbelow(MAX_SEED) if seed is None else seed
     if not 0 <= seed < MAX_SEED:
         raise ServiceError(f"seed must be between 0 and 2^62, got {seed}.", field="seed")
-    sample = draw_sample(candidates, size, seed=seed, design=design)
+    sample = draw_arms(candidates, sizes, seed=seed, design=design)
+    size = len(sample)
+    arms = _arm_records(plan, sizes, sample, runs, configuration_of)
 
     session = GradingSession.objects.create(
         use_case=use_case,
@@ -188,6 +267,7 @@ def session_create(
         seed=seed,
         population_size=len(candidates),
         sample_size=size,
+        arms=arms,
         graders_per_artefact=graders_per_artefact,
         created_by=actor,
     )
@@ -232,7 +312,7 @@ def session_create(
             "seed": str(seed),
             "population": len(candidates),
             "sample_size": size,
-            "planned_by": plan.metric_id or "",
+            "arms": arms,
             "graders_per_artefact": graders_per_artefact,
             "graders": sorted(grader_ids),
             "adjudicators": sorted(adjudicator_ids),
@@ -243,6 +323,57 @@ def session_create(
         actor=actor, use_case=use_case, stage=Stage.GRADE, note=f"grading session {name}"
     )
     return session
+
+
+def _arm_sizes(plan: SamplePlan, sample_size: int | None) -> dict[str, int]:
+    """Return each arm's size: the plan's, or ``sample_size`` for every σ (baselines capped)."""
+    if sample_size is None:
+        return {arm.arm: arm.size for arm in plan.arms}
+    sizes: dict[str, int] = {}
+    for arm in plan.arms:
+        if arm.arm == BASELINE_ARM:
+            sizes[arm.arm] = min(max(sample_size, 1), arm.population)
+        elif not 1 <= sample_size <= arm.population:
+            raise ServiceError(
+                f"sample_size is drawn for each σ and must be between 1 and the "
+                f"{arm.population} outputs of {arm.label}, got {sample_size}.",
+                field="sample_size",
+            )
+        else:
+            sizes[arm.arm] = sample_size
+    return sizes
+
+
+def _arm_records(
+    plan: SamplePlan,
+    sizes: Mapping[str, int],
+    sample: Sequence[Sampled],
+    runs: Sequence[Run],
+    configuration_of: Mapping[int, int],
+) -> list[dict[str, Any]]:
+    """Return the design of each arm as the session records it: sizes, π per stratum."""
+    pi: dict[str, dict[str, float]] = {}
+    for item in sample:
+        arm = (
+            BASELINE_ARM
+            if item.stratum == BASELINE_ARM
+            else sigma_arm(configuration_of[int(item.stratum.removeprefix("run:"))])
+        )
+        pi.setdefault(arm, {})[item.stratum] = item.inclusion_probability
+    return [
+        {
+            "arm": arm.arm,
+            "label": arm.label,
+            "runs": [r.pk for r in runs if sigma_arm(r.configuration_id) == arm.arm],
+            "population": arm.population,
+            "planned": arm.size,
+            "planned_by": arm.metric_id or "",
+            "planned_units": arm.planned_units,
+            "sampled": sizes[arm.arm],
+            "inclusion_probabilities": dict(sorted(pi.get(arm.arm, {}).items())),
+        }
+        for arm in plan.arms
+    ]
 
 
 @transaction.atomic

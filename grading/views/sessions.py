@@ -20,6 +20,7 @@ from enterpriseval.errors import ServiceError
 from grading.models import GradingSession, SampleDesign, SessionStatus
 from grading.selectors.sessions import (
     SessionChoices,
+    arms_text,
     grades_file,
     session_access,
     session_artefacts,
@@ -59,7 +60,8 @@ class SessionForm(forms.Form):
     sample_size = forms.IntegerField(
         min_value=1,
         required=False,
-        help_text="Artefacts to draw. Blank: the size the charter plans for the runs checked.",
+        help_text="Outputs to draw for each σ (the planned n is per σ). Blank: the size the "
+        "charter plans for each σ of the runs checked.",
     )
     graders_per_artefact = forms.IntegerField(min_value=2, max_value=20, initial=2)
     graders = forms.ModelMultipleChoiceField(
@@ -94,10 +96,7 @@ class SessionForm(forms.Form):
         for field in (graders, adjudicators):
             field.label_from_instance = lambda user: user.get_username()
         if not self.is_bound:
-            self.initial.update(
-                runs=[run.pk for run in choices.default_runs],
-                sample_size=choices.plan.size if choices.plan is not None else None,
-            )
+            self.initial.update(runs=[run.pk for run in choices.default_runs])
 
 
 def _run_label(run: Run) -> str:
@@ -155,7 +154,8 @@ def session_new_view(request: HttpRequest, key: str) -> HttpResponse:
     messages.success(
         request,
         f"Session {session.name}: {session.sample_size} of {session.population_size} artefacts "
-        f"drawn with seed {session.seed}, each assigned to {session.graders_per_artefact} graders.",
+        f"drawn with seed {session.seed} ({arms_text(session.arms)}), each assigned to "
+        f"{session.graders_per_artefact} graders.",
     )
     return redirect("grading-session-detail", key=use_case.key, public_id=session.public_id)
 

@@ -93,7 +93,7 @@ def editor_form(document: dict, **overrides) -> dict:
         "fidelity_heavy: {hallucination_rate: 0.3, citation_precision_lenient: 0.25}"
     )
     data["value_inputs"] = (
-        "tasks_per_year: 2600\nhourly_cost: 95\nt_manual: 3\nt_gen: 0.05\n"
+        "currency: GBP\ntasks_per_year: 2600\nhourly_cost: 95\nt_manual: 3\nt_gen: 0.05\n"
         "t_review: 1\ninference_cost_per_task: 0.4\n"
     )
     return data | overrides

@@ -310,6 +310,22 @@ def test_value_inputs_are_checked_against_the_value_model(document):
     assert "did you mean 'hourly_cost'" in errors_at(report, "value_inputs.hourly_cots")[0]
 
 
+def test_value_inputs_name_their_currency_as_an_iso_4217_code(document):
+    assert errors_at(validate(document), "value_inputs.currency") == []
+    assert document["value_inputs"]["currency"] == "GBP"
+    del document["value_inputs"]["currency"]
+    missing = errors_at(validate(document), "value_inputs.currency")
+    assert len(missing) == 1 and "ISO 4217" in missing[0] and "currency: GBP" in missing[0]
+    for code, fragment in [
+        ("XYZ", "not an active ISO 4217 currency code"),
+        ("gbp", "write 'GBP'"),
+        ("XAU", "not an active ISO 4217"),
+        (826, "three-letter ISO 4217 currency code"),
+    ]:
+        document["value_inputs"]["currency"] = code
+        assert fragment in errors_at(validate(document), "value_inputs.currency")[0], code
+
+
 def test_a_classification_that_differs_from_the_use_case_is_an_error(document):
     report = validate(document, autonomy=2, consequence=3)
     assert "the use case is A2" in errors_at(report, "autonomy")[0]

@@ -62,19 +62,21 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         assert scored == units
     assert output.count("offline judge vs planted truth") == 2
 
-    # A blinded grading session: 40 outputs of both σ, two of three simulated graders each,
-    # all submitted but the two left for a person, disputes adjudicated but one artefact's.
+    # A blinded grading session: 40 outputs of each σ (the planned n is per σ), two of three
+    # simulated graders each, all submitted but the two left for a person, disputes
+    # adjudicated but one artefact's.
     session = GradingSession.objects.get(use_case=use_case)
-    assert (session.sample_size, session.population_size) == (40, 130)
-    assert session.artefacts.count() == 40
+    assert (session.sample_size, session.population_size) == (80, 130)
+    assert [(arm["sampled"], arm["population"]) for arm in session.arms] == [(40, 65), (40, 65)]
+    assert session.artefacts.count() == 80
     statuses = list(session.assignments.values_list("status", flat=True))
-    assert len(statuses) == 80 and statuses.count("submitted") == 78
-    assert AuditEntry.objects.filter(action="assignment.submit").count() == 78
+    assert len(statuses) == 160 and statuses.count("submitted") == 158
+    assert AuditEntry.objects.filter(action="assignment.submit").count() == 158
     assert Adjudication.objects.filter(artefact__session=session).exists()
     assert "left in the queue for demo-adjudicator" in output
     # Agreement per rubric field falls within the spread that the graders' known error rates
     # give over re-simulations of the same design (all seeded, so this is deterministic).
-    agreement = output.split("agreement on the 38 fully graded artefacts")[1].split("oversight")[0]
+    agreement = output.split("agreement on the 78 fully graded artefacts")[1].split("oversight")[0]
     assert agreement.count(": within)") == 8 and "OUTSIDE" not in agreement
     # An oversight study: two simulated reviewers decide their 60 copies, 24 carry a defect.
     study = OversightStudy.objects.get(use_case=use_case)
@@ -96,6 +98,8 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
             assert estimate["lo"] <= value <= estimate["hi"], (sigma, metric_id, value, estimate)
         assert f"σ {sigma}: {decision.status}" in section
         assert decision.record["value"]["label"] == "estimated"
+        assert decision.record["value"]["currency"] == "GBP"
+        assert f"value V_annual GBP {decision.record['value']['point']:,.0f} per year" in section
 
     # The gate in both modes, the refusal of the printed pair, and the summary.
     assert "mode: point" in output and "mode: conservative" in output

@@ -223,15 +223,18 @@ def test_a_recorded_value_estimate_is_shown_with_its_interval_and_plot(world):
         inference_cost_per_task=0.4,
         baseline_observed=True,
     )
-    estimate = value_estimate(inputs, draws=2_000, seed=7)
+    estimate = replace(value_estimate(inputs, draws=2_000, seed=7), currency="GBP")
     decision = decide(world, value={**estimate.to_dict(), "provenance": {"sources": {}}})
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
-    assert f"V_annual <strong>{estimate.point:.0f}</strong>" in html
-    assert f"90% interval [{estimate.lo:.0f}, {estimate.hi:.0f}]" in html
+    assert f"V_annual <strong>GBP {estimate.point:.0f}</strong>" in html
+    assert f"90% interval [GBP {estimate.lo:.0f}, GBP {estimate.hi:.0f}]" in html
     assert '<span class="badge">observed</span>' in html
+    assert "<th>GBP per year</th>" in html
+    for amount in estimate.components.values():
+        assert f"<td>GBP {amount:.0f}</td>" in html or abs(amount) < 1
     value_plot = plots_of(html)[-1]
     assert "V_annual (observed)" in value_plot
-    assert f"{estimate.point:,.0f}" in value_plot
+    assert f"GBP {estimate.point:,.0f}" in value_plot and "GBP per year" in value_plot
 
 
 def test_an_unavailable_value_estimate_says_why(world):

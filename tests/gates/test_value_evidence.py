@@ -14,6 +14,7 @@ from scipy import stats
 from gates.value_evidence import (
     FROM_EVIDENCE,
     VALUE_INPUT_KEYS,
+    value_currency,
     value_inputs_from_charter,
     value_provenance,
 )
@@ -88,9 +89,9 @@ def test_the_provenance_says_where_each_credit_memo_input_came_from(
         "t_gen": "charter value 0.05 h",
         "t_review": "charter range 0.5–1.5 h, mode 1",
         "tasks_per_year": "charter: 2,600 tasks per year",
-        "hourly_cost": "charter: 95 currency per hour",
-        "inference_cost_per_task": "charter: 0.4 currency per task",
-        "integration_cost": "charter: 150,000 currency per year",
+        "hourly_cost": "charter: 95 GBP per hour",
+        "inference_cost_per_task": "charter: 0.4 GBP per task",
+        "integration_cost": "charter: 150,000 GBP per year",
         "rework_cost": "not given: 0",
         "quality_value": "not given: 0",
         "avoided_value": "not given: 0",
@@ -256,7 +257,7 @@ DROP = object()  # a change that removes the input
         ),
         ({"t_gen": "3 minutes"}, "value_inputs.t_gen", "hours per task"),
         ({"hourly_rate": 95}, "value_inputs.hourly_rate", "did you mean 'hourly_cost'"),
-        ({"t_manaul": 3}, "value_inputs.t_manaul", "expected one of tasks_per_year, hourly_cost"),
+        ({"t_manaul": 3}, "value_inputs.t_manaul", "expected one of currency, tasks_per_year"),
         ({"hallucination": 0.02}, "value_inputs.hallucination", "not a charter input"),
         ({"baseline_observed": True}, "value_inputs.baseline_observed", "not a charter input"),
         (
@@ -338,3 +339,20 @@ def test_every_evidence_error_names_the_argument(
 def test_it_refuses_value_inputs_that_are_not_a_mapping() -> None:
     with pytest.raises(ValueError, match=r"^value_inputs: expected a mapping"):
         value_inputs_from_charter([("tasks_per_year", 1)], measurement_mode="estimated")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("currency", "fragment"),
+    [
+        (DROP, "value_inputs.currency: missing; expected the ISO 4217 code"),
+        ("pounds", "value_inputs.currency: 'pounds' is not an active ISO 4217 currency code"),
+        ("eur", "value_inputs.currency: 'eur' is not written as ISO 4217 writes it; write 'EUR'"),
+    ],
+)
+def test_the_currency_must_be_an_iso_4217_code(credit_memo: dict[str, Any], currency, fragment):
+    assert value_currency(credit_memo) == "GBP"
+    changed = {k: v for k, v in credit_memo.items() if k != "currency"}
+    if currency is not DROP:
+        changed["currency"] = currency
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        value_currency(changed)

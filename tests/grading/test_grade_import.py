@@ -52,7 +52,7 @@ def twin_session(world):
         graders=world.graders,
         adjudicators=[world.adjudicator],
         design=session.design,
-        sample_size=session.sample_size,
+        sample_size=session.arms[0]["sampled"],
         seed=session.seed,
     )
 

@@ -45,7 +45,7 @@ def payload(world, **fields) -> dict:
         "graders": [g.username for g in world.graders],
         "adjudicators": [world.adjudicator.username],
         "design": "uniform",
-        "sample_size": 6,
+        "sample_size": 3,
         "seed": 99,
         **fields,
     }
@@ -74,8 +74,10 @@ def test_the_owner_creates_a_session_and_gets_its_sample(grading_world):
     assert data["adjudicators"] == ["demo-adjudicator"]
     assert [run["id"] for run in data["runs"]] == sorted(run.pk for run in grading_world.runs)
     assert len(data["artefacts"]) == 6
+    # The planned n is per σ: 3 of each σ's 12 outputs, uniform within the σ, π = 3/12.
+    assert [(arm["population"], arm["sampled"]) for arm in data["arms"]] == [(12, 3), (12, 3)]
     for artefact in data["artefacts"]:
-        assert artefact["inclusion_probability"] == pytest.approx(6 / 24)
+        assert artefact["inclusion_probability"] == pytest.approx(3 / 12)
         graders = {g["username"] for g in artefact["graders"]}
         stored = set(
             Assignment.objects.filter(artefact__public_id=artefact["public_id"]).values_list(
@@ -111,7 +113,7 @@ def test_without_a_size_or_seed_it_draws_the_planned_size_with_a_recorded_seed(g
         ({"adjudicators": ["outsider"]}, "adjudicators", "does not hold the adjudicator role"),
         ({"graders": ["grader-two", "demo-reviewer"]}, "graders", "does not hold the grader role"),
         ({"design": "cluster"}, "design", "is not a valid choice"),
-        ({"sample_size": 500}, "sample_size", "between 1 and the 24 artefacts"),
+        ({"sample_size": 500}, "sample_size", "between 1 and the 12 outputs of σ"),
         ({"graders_per_artefact": 1}, "graders_per_artefact", "greater than or equal to 2"),
         ({"seed": -1}, "seed", "greater than or equal to 0"),
         ({"name": "  "}, "name", "blank"),
@@ -175,7 +177,7 @@ def test_the_list_and_detail_show_progress_in_flat_queries(
         client_owner = api(grading_world.owner)
         client_owner.post(
             list_url(grading_world),
-            payload(grading_world, name=f"Round {n + 2}", sample_size=4 + 4 * n),
+            payload(grading_world, name=f"Round {n + 2}", sample_size=2 + 2 * n),
             format="json",
         )
     with django_assert_max_num_queries(one):

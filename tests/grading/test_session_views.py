@@ -63,7 +63,7 @@ def form(world, **fields) -> dict:
         "name": "Round 2",
         "runs": [run.pk for run in world.runs],
         "design": "stratified",
-        "sample_size": "6",
+        "sample_size": "3",
         "graders_per_artefact": "2",
         "graders": [g.pk for g in world.graders],
         "adjudicators": [world.adjudicator.pk],
@@ -147,14 +147,19 @@ def test_the_list_shows_each_session_with_its_progress_in_flat_queries(grading_w
     assert "New session" not in browser(grading_world.reviewer).get(url).content.decode()
 
 
-def test_the_new_session_form_is_prefilled_with_the_size_the_charter_plans(grading_world):
+def test_the_new_session_form_shows_the_size_the_charter_plans_for_each_sigma(grading_world):
     page = browser(grading_world.owner).get(urls(grading_world)["new"]).content.decode()
     outputs = list(Output.objects.filter(run__in=grading_world.runs, task__split="graded"))
-    plan = sample_plan(charter=grading_world.session.charter, outputs=outputs)
-    assert plan.size == len(outputs) == 24 and plan.capped
-    assert 'name="sample_size" value="24"' in page
-    assert plan.metric_id in page and f"n = {plan.planned_units}" in page
-    assert "capped at the population" in page
+    plan = sample_plan(
+        charter=grading_world.session.charter, runs=grading_world.runs, outputs=outputs
+    )
+    assert [(arm.size, arm.population) for arm in plan.arms] == [(12, 12), (12, 12)]
+    assert plan.size == len(outputs) == 24 and all(arm.capped for arm in plan.arms)
+    assert 'name="sample_size" value=' not in page  # blank: the plan of each σ
+    for arm in plan.arms:
+        assert arm.label in page
+        assert arm.metric_id in page and f"n = {arm.planned_units}" in page
+    assert "capped at the population" in page and "The planned n is per σ" in page
     for run in grading_world.runs:
         assert f'value="{run.pk}"' in page and "checked" in page
     assert " grader-two</label>" in page and " demo-adjudicator</label>" in page
@@ -167,6 +172,7 @@ def test_the_owner_creates_a_session_and_lands_on_its_page(grading_world):
     assert response.status_code == 302
     assert response["Location"] == urls(grading_world, session)["detail"]
     assert (session.seed, session.sample_size, session.design) == (12345, 6, "stratified")
+    assert [arm["sampled"] for arm in session.arms] == [3, 3]
     assert session.artefacts.count() == 6 and session.assignments.count() == 12
     page = client.get(response["Location"]).content.decode()
     assert "seed 12345" in page.replace('<span class="mono" id="session-seed">', "seed ").replace(
@@ -187,7 +193,7 @@ def test_a_blank_seed_and_size_draw_a_random_seed_and_the_planned_size(grading_w
     ("fields", "field", "fragment"),
     [
         ({"name": "llama-4 round"}, "name", "must not reveal provenance"),
-        ({"sample_size": "99"}, "sample_size", "between 1 and the 24 artefacts"),
+        ({"sample_size": "99"}, "sample_size", "between 1 and the 12 outputs of σ"),
         ({"graders_per_artefact": "5"}, "graders", "5 graders per artefact need at least 5"),
         ({"graders_per_artefact": "1"}, "graders_per_artefact", "Ensure this value is greater"),
         ({"runs": []}, "runs", "This field is required"),
@@ -249,7 +255,7 @@ def test_the_detail_shows_the_seed_strata_with_pi_and_each_graders_progress(grad
 def test_the_detail_takes_the_same_queries_whatever_the_size_of_the_session(grading_world):
     client = browser(grading_world.owner)
     small = queries(client, urls(grading_world)["detail"])
-    bigger = another_session(grading_world, 20)
+    bigger = another_session(grading_world, 10)
     assert queries(client, urls(grading_world, bigger)["detail"]) == small
 
 
@@ -279,7 +285,7 @@ def test_the_export_streams_one_line_per_assignment_in_flat_queries(grading_worl
     assert len(lines) == 16
     assert {"kind", "sigma", "run", "stratum"}.isdisjoint(lines[0])
     small = queries(client, urls(grading_world)["export"])
-    bigger = another_session(grading_world, 20)
+    bigger = another_session(grading_world, 10)
     for grader in grading_world.graders:
         for assignment in bigger.assignments.filter(grader=grader)[:3]:
             fill(assignment)

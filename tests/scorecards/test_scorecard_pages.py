@@ -329,3 +329,21 @@ def test_the_signed_pdf_is_kept_and_served_as_signed_until_the_scorecard_goes_st
     assert "Re-evaluation required" in pages[0]
     assert "Next review date 2027-03-31 passed" in flat(pages[0])
     assert "re-evaluation required" in pages[0]
+
+
+def test_every_amount_carries_the_charters_currency_in_the_page_pdf_and_export(world):
+    scorecard = final_scorecard(world)
+    value = scorecard.content["value"]
+    assert value["currency"] == "GBP" and value["v_annual"] is not None
+    point = f"GBP {value['v_annual']['point']:,.0f}"
+    page = flat(client_for(world.reviewer).get(page_url(scorecard)).content.decode())
+    assert 'Currency (ISO 4217): <strong class="mono">GBP</strong>' in page
+    assert re.search(r"V_annual <strong>GBP -?[\d,]+</strong> per year", page)
+    assert "charter: 95 GBP per hour" in page
+    _reader, pages = pdf_text(
+        client_for(world.reviewer).get(page_url(scorecard, "scorecard.pdf")).content
+    )
+    whole = flat(" ".join(pages))
+    assert "GBP" in whole and f"V_annual is {point} per year" in whole
+    data = client_for(world.reviewer).get(api_url(scorecard)).json()
+    assert data["content"]["value"]["currency"] == "GBP"
