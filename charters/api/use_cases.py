@@ -67,8 +67,13 @@ class MembershipInput(serializers.Serializer[dict]):
 class UseCaseListApi(APIView):
     @extend_schema(responses=UseCaseOutput(many=True), summary="Use cases you are a member of")
     def get(self, request: Request) -> Response:
-        use_cases = use_case_list(user=request.user)
-        return Response(UseCaseOutput(use_cases, many=True).data)
+        use_cases = list(use_case_list(user=request.user))
+        payload = UseCaseOutput(use_cases, many=True).data
+        for use_case, row in zip(use_cases, payload, strict=True):
+            if use_case.blinded:
+                # Blinding: the stage after grading is not a grader's to know (SPEC §5.1).
+                del row["stage"], row["stage_label"]
+        return Response(payload)
 
     @extend_schema(
         request=UseCaseInput, responses={201: UseCaseOutput}, summary="Create a use case"

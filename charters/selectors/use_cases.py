@@ -5,17 +5,22 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
-from charters.models import Membership, UseCase
+from charters.models import Membership, Role, UseCase
 
 
 def use_case_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[UseCase]:
-    """Return the use cases ``user`` is a member of, annotated for the dashboard."""
+    """Return the use cases ``user`` is a member of, annotated for the dashboard.
+
+    ``blinded`` marks the use cases ``user`` grades: their stage (whether a decision was
+    recorded or a scorecard signed off) and σ/task-set counts are not shown to a grader.
+    """
     if not user.is_authenticated:
         return UseCase.objects.none()
     mine = Membership.objects.filter(use_case=OuterRef("pk"), user=user)
     return (
         UseCase.objects.filter(Exists(mine))
         .annotate(
+            blinded=Exists(mine.filter(role=Role.GRADER)),
             charter_versions=Count("charters", distinct=True),
             frozen_charters=Count(
                 "charters", filter=Q(charters__frozen_at__isnull=False), distinct=True

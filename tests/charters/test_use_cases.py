@@ -233,3 +233,21 @@ def test_creating_a_use_case_in_the_browser_form(client, personas):
     )
     assert response.status_code == 302
     assert UseCase.objects.get(key="UC-C").intensity == 2
+
+
+def test_a_grader_sees_no_stage_of_a_use_case_on_the_dashboard_or_the_list_api(client, personas):
+    personas.use_case.stage = Stage.DECIDE
+    personas.use_case.save(update_fields=["stage"])
+    client.force_login(personas.owner)
+    assert Stage.DECIDE.label in client.get(reverse("dashboard")).content.decode()
+    owner_rows = {row["key"]: row for row in api(personas.owner).get("/api/v1/use-cases/").data}
+    assert owner_rows[personas.use_case.key]["stage_label"] == Stage.DECIDE.label
+
+    client.force_login(personas.grader)
+    html = client.get(reverse("dashboard")).content.decode()
+    assert personas.use_case.key in html
+    assert Stage.DECIDE.label not in html
+    assert "Decide and monitor" not in html
+    rows = {row["key"]: row for row in api(personas.grader).get("/api/v1/use-cases/").data}
+    assert "stage" not in rows[personas.use_case.key]
+    assert "stage_label" not in rows[personas.use_case.key]
