@@ -128,3 +128,17 @@ def personas(db) -> Personas:
     ):
         membership_grant(actor=users["owner"], use_case=use_case, user=users[name], role=role)
     return Personas(use_case=use_case, **users)
+
+
+@pytest.fixture(autouse=True)
+def _project_celery_app_current() -> Iterator[None]:
+    """Keep the project's Celery app current: a test's own client app must not capture tasks.
+
+    ``shared_task`` sends through Celery's *current* app; a producer app built by an integration
+    test would otherwise take over every later ``.delay()`` in that worker process.
+    """
+    from enterpriseval.celery import app
+
+    app.set_current()
+    yield
+    app.set_current()

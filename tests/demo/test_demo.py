@@ -74,10 +74,14 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert AuditEntry.objects.filter(action="assignment.submit").count() == 158
     assert Adjudication.objects.filter(artefact__session=session).exists()
     assert "left in the queue for demo-adjudicator" in output
-    # Agreement per rubric field falls within the spread that the graders' known error rates
-    # give over re-simulations of the same design (all seeded, so this is deterministic).
+    # Agreement per rubric field falls within the 95 % spread that the graders' known error
+    # rates give over re-simulations of the same design. Each of the 8 bands is missed 5 % of
+    # the time, so all 8 inside holds for only ~66 % of seeds (0.95^8); the graders' draws follow
+    # database ids, which differ between the suite's SQLite and PostgreSQL runs. At most one
+    # field outside has probability ~94 % (1 − 0.95^8 − 8·0.05·0.95^7 ≈ 5.7 % to miss it).
     agreement = output.split("agreement on the 78 fully graded artefacts")[1].split("oversight")[0]
-    assert agreement.count(": within)") == 8 and "OUTSIDE" not in agreement
+    within, outside = agreement.count(": within)"), agreement.count(": OUTSIDE")
+    assert within + outside == 8 and outside <= 1, agreement
     # An oversight study: two simulated reviewers decide their 60 copies, 24 carry a defect.
     study = OversightStudy.objects.get(use_case=use_case)
     assert study.items.count() == 90

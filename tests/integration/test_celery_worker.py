@@ -38,12 +38,12 @@ def worker_environment(var_dir: Path, broker_url: str | None) -> dict[str, str]:
 def producer(var_dir: Path, broker_url: str | None) -> Celery:
     """Return a client app that sends to the same broker the worker reads."""
     if broker_url:
-        return Celery(broker=broker_url)
+        return Celery(broker=broker_url, set_as_current=False)
     queue = var_dir / "celery" / "queue"
     control = var_dir / "celery" / "control"
     queue.mkdir(parents=True, exist_ok=True)
     control.mkdir(parents=True, exist_ok=True)
-    app = Celery(broker="filesystem://")
+    app = Celery(broker="filesystem://", set_as_current=False)
     app.conf.broker_transport_options = {
         "data_folder_in": str(queue),
         "data_folder_out": str(queue),

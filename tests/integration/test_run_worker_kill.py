@@ -124,7 +124,7 @@ def enqueue(producer: Celery, run: Run, chunks: list[list[int]]) -> None:
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("the worker process shares the test database: needs PostgreSQL")
-    producer = Celery(broker=REDIS_URL)
+    producer = Celery(broker=REDIS_URL, set_as_current=False)
     with producer.connection_for_write() as conn:
         conn.default_channel.client.flushdb()
     log = tmp_path / "worker.log"
