@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 # Debian packages WeasyPrint needs (RECIPES.md), poppler-utils to look at PDFs, and Chromium
 # for the browser tests (Playwright drives /usr/bin/chromium; it never downloads a browser).
-APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils chromium
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils chromium iso-codes
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
