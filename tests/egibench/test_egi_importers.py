@@ -178,7 +178,7 @@ def test_herb_reads_the_answerable_and_unanswerable_pickles_of_a_directory(
 def test_herb_refuses_two_answerable_pickles_in_one_directory(tmp_path: Path) -> None:
     write_pickle(tmp_path / "emb-a-1-ans.pk", HERB_ANSWERABLE)
     write_pickle(tmp_path / "emb-b-1-ans.pk", HERB_ANSWERABLE)
-    with pytest.raises(BenchmarkFileError, match="more than one answerable pickle"):
+    with pytest.raises(BenchmarkFileError, match="more than one answerable result"):
         import_herb(tmp_path)
 
 
