@@ -671,11 +671,12 @@ _MCP_UNIVERSE_ROW = re.compile(
 def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, float]:
     """Return MCP-Universe's pass rate per domain.
 
-    Reads the Markdown reports ``log/report_*.md`` (``mcpuniverse/benchmark/report.py``): one
-    report, or every ``report_*.md`` in a directory. Expects "Benchmark Summary" rows
+    Reads the Markdown reports ``log/report_*.md`` (``mcpuniverse/benchmark/report.py``):
+    one report, or every ``report_*.md`` under a directory (searched recursively). Expects
+    "Benchmark Summary" rows
     ``|**<task>**:| <passed> | <not passed> | <score> | <llm calls> |``, one per task, where
-    passed / not passed count the task's evaluators and ``<task>`` is the task's config
-    path as the domain YAML lists it (``mcpuniverse/financial_analysis/yfinance_task_0001.json``):
+    passed / not passed count the task's evaluators and ``<task>`` is the task's config path
+    as the domain YAML lists it (``mcpuniverse/financial_analysis/yfinance_task_0001.json``):
     the domain is the folder that holds the task file, wherever the report itself sits.
 
     Parameters
@@ -693,7 +694,7 @@ def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, fl
     """
     outcomes: dict[str, list[float]] = defaultdict(list)
     seen: dict[str, Path] = {}
-    for file in _files(path, ["report_*.md"]):
+    for file in _files(path, ["report_*.md"], recursive=True):
         for number, line in enumerate(_read_text(file).splitlines(), start=1):
             if not line.startswith("|**"):
                 continue

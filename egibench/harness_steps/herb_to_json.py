@@ -91,7 +91,7 @@ def convert(pickle_path: Path) -> dict[str, Any]:
             f"got {type(loaded).__name__}"
         )
     try:
-        result = plain(loaded)
+        result: dict[str, Any] = plain(loaded)
     except ConversionError as exc:
         raise ConversionError(f"{pickle_path}: {exc}") from exc
     result["egi_converted_from"] = {
@@ -112,16 +112,16 @@ def convert_all(pickles: list[Path], out_dir: Path) -> list[Path]:
     written: list[tuple[Path, Path]] = []
     try:
         for source, document in converted:
-            handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=f".{source.stem}.")
+            handle, name = tempfile.mkstemp(dir=out_dir, prefix=f".{source.stem}.")
+            written.append((Path(name), out_dir / f"{source.stem}.json"))
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
                 json.dump(document, stream, ensure_ascii=False, allow_nan=False)
-            written.append((Path(temporary), out_dir / f"{source.stem}.json"))
     except BaseException:
-        for temporary, _ in written:
-            temporary.unlink(missing_ok=True)
+        for partial, _ in written:
+            partial.unlink(missing_ok=True)
         raise
-    for temporary, target in written:
-        os.replace(temporary, target)
+    for partial, target in written:
+        os.replace(partial, target)
     return [target for _, target in written]
 
 
