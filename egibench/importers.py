@@ -365,6 +365,7 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
     seen: dict[Any, Path] = {}
     for file in _files(path, ["results_*.json"]):
         tasks = _as_list(_load_json(file), file, "(root)")
+        _crmarena_keys_present(tasks, file)
         for index, task in enumerate(tasks):
             where = f"[{index}]"
             task_id = _get(task, "task_id", file, f"{where}.task_id")
@@ -390,6 +391,16 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
 CRMARENA_DICT_REWARD = "f1"
 """The metric read from a reward written as a dict of metrics (``{"em", "f1", "bleu",
 "rouge"}``, the fuzzy-match ``knowledge_qa`` reward): the token F1."""
+
+
+def _crmarena_keys_present(tasks: list[Any], file: Path) -> None:
+    """Refuse the first missing key of the file before any value is judged."""
+    for index, task in enumerate(tasks):
+        for key in ("task_id", "task_type", "reward"):
+            _get(task, key, file, f"[{index}].{key}")
+        if isinstance(task["reward"], dict):
+            where = f"[{index}].reward.{CRMARENA_DICT_REWARD}"
+            _get(task["reward"], CRMARENA_DICT_REWARD, file, where)
 
 
 def _crmarena_reward(task: Any, file: Path, where: str) -> float:
@@ -648,7 +659,7 @@ def import_userbench(path: Path, *, model: str | None = None) -> dict[str, float
     envs = _as_dict(_load_json(path), path, "(root)")
     if not envs:
         raise BenchmarkFileError(path, "(root)", "no environment")
-    per_env: list[float] = []
+    found: list[tuple[str, Any]] = []
     for env, by_k in envs.items():
         by_k = _as_dict(by_k, path, env)
         if len(by_k) != 1:
@@ -656,8 +667,9 @@ def import_userbench(path: Path, *, model: str | None = None) -> dict[str, float
             raise BenchmarkFileError(path, env, f"expected one pass_k entry, found {keys}")
         ((k, stats),) = by_k.items()
         where = f"{env}.{k}.micro_avg"
-        per_env.append(_number(_get(stats, "micro_avg", path, where), path, where))
-    return {"micro_avg": _mean(per_env)}
+        found.append((where, _get(stats, "micro_avg", path, where)))
+    # Every environment's micro_avg is present; only now are the values judged.
+    return {"micro_avg": _mean([_number(value, path, where) for where, value in found])}
 
 
 # --- MCP-Universe ---------------------------------------------------------------------------
@@ -982,6 +994,8 @@ def import_locobench(path: Path, *, model: str | None = None) -> dict[str, float
     summaries = _as_dict(_get(document, "summaries", path, "summaries"), path, "summaries")
     name, summary = _pick_model(summaries, model, path, "summaries", benchmark="locobench")
     where = f"summaries.{name}"
+    for key in ("completed_scenarios", *(f"avg_{d}_score" for d in LOCOBENCH_DIMENSIONS)):
+        _get(summary, key, path, f"{where}.{key}")  # a missing key first, then the values
     completed = _number(
         _get(summary, "completed_scenarios", path, f"{where}.completed_scenarios"),
         path,

@@ -1041,3 +1041,38 @@ def test_a_huge_number_in_a_benchforce_summary_names_the_file(tmp_path: Path) ->
     with pytest.raises(BenchmarkFileError) as error:
         import_benchforce(path)
     assert_names(error, path, "Accuracy (All)")
+
+
+def test_crmarena_reports_a_missing_key_before_an_unparseable_value_further_on(
+    tmp_path: Path,
+) -> None:
+    path = write_json(
+        tmp_path / "results.json",
+        [
+            crm_task(1, "case_routing", "one"),  # unparseable, first in the file
+            {"task_id": 2, "task_type": "case_routing"},  # no reward, further on
+        ],
+    )
+    with pytest.raises(BenchmarkFileError, match="missing") as error:
+        import_crmarena(path)
+    assert_names(error, path, "[1].reward")
+
+
+def test_userbench_reports_a_missing_key_before_an_unparseable_value(tmp_path: Path) -> None:
+    path = write_json(
+        tmp_path / "results_run.json",
+        {"travel22": {"1": {"micro_avg": "high"}}, "travel33": {"1": USERBENCH_STATS}},
+    )
+    with pytest.raises(BenchmarkFileError, match="missing") as error:
+        import_userbench(path)
+    assert_names(error, path, "travel33.1.micro_avg")
+
+
+def test_locobench_reports_a_missing_key_before_an_unparseable_value(tmp_path: Path) -> None:
+    summary = loco_summary(0.6)
+    summary["avg_software_engineering_score"] = "n/a"
+    del summary["avg_longcontext_utilization_score"]
+    path = loco_file(tmp_path, {"gpt-4o": summary})
+    with pytest.raises(BenchmarkFileError, match="missing") as error:
+        import_locobench(path)
+    assert_names(error, path, "summaries.gpt-4o.avg_longcontext_utilization_score")
