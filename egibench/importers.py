@@ -1038,7 +1038,10 @@ def import_results(benchmark: str, path: Path, *, model: str | None = None) -> d
     path : Path
         The result file or directory the importer documents.
     model : str, optional
-        For files that hold several models (PersonaBench, LoCoBench), the one to read.
+        The model whose results to read, as the files name it. Files that hold several
+        models (PersonaBench, LoCoBench) are read for it, and refused naming both when they
+        hold only other models; without it they must hold exactly one. ``egi-bench`` always
+        passes it (``--model``, or ``--file-model B=NAME`` for benchmark B).
 
     Raises
     ------
