@@ -123,8 +123,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     imp.add_argument(
         "--file-model",
-        metavar="NAME",
-        help="the model's key inside files that hold several (PersonaBench, LoCoBench)",
+        dest="file_models",
+        action="append",
+        default=[],
+        metavar="B=NAME",
+        help="the model's name inside benchmark B's result files, when it differs from "
+        "--model (PersonaBench, LoCoBench; repeatable, one per benchmark)",
     )
     _add_scoring_options(imp)
     imp.set_defaults(handler=_cmd_import)
@@ -267,6 +271,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     weights = _weights(args.egi_weights)
     routing = _routing(args.routing)
     sources = _sources(args.benchmark, args.from_)
+    file_models = _file_models(args.file_models, [b for b, _ in sources])
     stamp = _now()
     model, mode = _model(args.model), args.mode
 
@@ -275,7 +280,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     for index, (benchmark, path) in enumerate(sources, start=1):
         entry: dict[str, Any] = {"source": str(path.resolve()), "files": _file_hashes(path)}
         try:
-            values = _import_one(benchmark, path, model=args.file_model, routing=routing)
+            in_file = file_models.get(benchmark, model)
+            values = _import_one(benchmark, path, model=in_file, routing=routing)
         except ValueError as error:
             entry.update(status="failed", error=str(error))
             _progress(index, len(sources), f"{benchmark}: FAILED: {error}")
@@ -406,6 +412,29 @@ def _sources(pairs: list[list[str]], from_: list[str]) -> list[tuple[str, Path]]
             raise UserError(f"--benchmark {benchmark!r}: given more than once")
         seen.add(benchmark)
     return [(b, Path(p)) for b, p in given]
+
+
+def _file_models(given: list[str], benchmarks: list[str]) -> dict[str, str]:
+    """Return ``{benchmark: in-file model name}`` from ``--file-model B=NAME`` options."""
+    names: dict[str, str] = {}
+    for text in given:
+        benchmark, sep, name = text.partition("=")
+        benchmark, name = benchmark.strip(), name.strip()
+        if not sep or not benchmark or not name:
+            raise UserError(
+                f"--file-model {text!r}: expected B=NAME (the model's name inside benchmark "
+                "B's result files)"
+            )
+        if benchmark not in benchmarks:
+            listed = ", ".join(benchmarks)
+            raise UserError(
+                f"--file-model {text!r}: benchmark {benchmark!r} is not imported here "
+                f"(imported: {listed})"
+            )
+        if benchmark in names:
+            raise UserError(f"--file-model {text!r}: {benchmark} is given more than once")
+        names[benchmark] = name
+    return names
 
 
 def _file_hashes(path: Path) -> list[dict[str, str]]:
@@ -676,6 +705,7 @@ def _plan(
         "total_tasks": str(subset.total_tasks) if subset else "",
         "workdir": str(cwd) if cwd is not None else os.getcwd(),
         "python": python,
+        "steps": str(harnesses.STEPS_DIR),
     }
     commands = [harnesses.expand_command(c, values, kept) for c in h.commands]
     output = Path(harnesses.expand_template(h.output or "", values))
@@ -685,7 +715,9 @@ def _plan(
     if h.stdout is not None:
         stdout = Path(harnesses.expand_template(h.stdout, values))
         stdout = stdout if stdout.is_absolute() else output_dir / stdout
-    file_model = None if h.file_model is None else harnesses.expand_template(h.file_model, values)
+    # Files holding several models are read for the model under test unless the registry
+    # names it differently inside them; a file for another model is refused.
+    file_model = model if h.file_model is None else harnesses.expand_template(h.file_model, values)
 
     env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
     missing = [v for v in h.env if not os.environ.get(v)]
@@ -1107,6 +1139,7 @@ def _print_report(artifact: Mapping[str, Any], *, path: Path, fmt: str, out: Tex
             f"{bucket:<7}{BUCKET_NAMES[bucket]:<32}{weight:>7.4f}{score:>9}  "
             f"{available}/{len(rows)}"
         )
+        lines += [_contributor_line(c) for c in rows]
     missing = artifact["missing"]
     lines += ["", f"Missing sub-metrics: {len(missing)}"]
     lines += [
@@ -1125,6 +1158,17 @@ def _print_report(artifact: Mapping[str, Any], *, path: Path, fmt: str, out: Tex
     if artifact.get("rescored_from"):
         lines.append(f"Rescored from: {artifact['rescored_from']}")
     print("\n".join(lines), file=out)
+
+
+def _contributor_line(row: Mapping[str, Any]) -> str:
+    """One routed sub-metric under its bucket: native value, normalised score, weight."""
+    name = f"{row['benchmark']}.{row['sub_metric']}"
+    if not row["available"]:
+        return f"         {name:<46}{'missing':>12}"
+    return (
+        f"         {name:<46}{row['raw']:>12.6g} -> {row['normalised']:6.2f}"
+        f"  x {row['effective_weight']:.4f}"
+    )
 
 
 # --- doctor --------------------------------------------------------------------------------

@@ -73,6 +73,8 @@ __all__ = [
 ]
 
 DEFAULT_REGISTRY = Path(__file__).with_name("harnesses.yaml")
+STEPS_DIR = Path(__file__).resolve().with_name("harness_steps")
+"""Scripts a harness runs in its own environment (standard library only), as ``{steps}``."""
 DEFAULT_SEED = 42  # seed 000 Appendix G: sample_seed 42
 DEFAULT_TIMEOUT_MINUTES = 240.0
 MODES = ("quick", "deep")
@@ -89,6 +91,7 @@ PLACEHOLDERS = frozenset(
         "total_tasks",  # tasks kept in all
         "workdir",  # the harness's working directory
         "python",  # the harness's interpreter
+        "steps",  # egibench's harness_steps/ directory: scripts run in a harness's environment
         "proxy_key",  # the proxy's key (set_env only; never recorded)
     }
 )

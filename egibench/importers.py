@@ -69,14 +69,73 @@ def _read_text(path: Path) -> str:
         raise BenchmarkFileError(path, None, f"cannot read the file ({exc})") from exc
 
 
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects accepted in a result file (or pickle).
+
+The upstream writers nest at most six levels (PersonaBench's statistics); anything far
+deeper is not a result file, and is refused with a message rather than a recursion error.
+"""
+
+
 def _load_json(path: Path) -> Any:
     text = _read_text(path)
+    depth, line = _json_depth(text)
+    if depth > MAX_DEPTH:
+        raise BenchmarkFileError(
+            path, None, f"nested deeper than {MAX_DEPTH} levels (line {line}): not a result file"
+        )
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BenchmarkFileError(
             path, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from exc
+    except (ValueError, RecursionError) as exc:  # an integer of > 4,300 digits
+        raise BenchmarkFileError(path, None, f"not readable as JSON ({exc})") from exc
+    return data
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def _json_depth(text: str) -> tuple[int, int]:
+    """Return the deepest ``[``/``{`` nesting of JSON ``text`` and the line it is reached on.
+
+    Counts brackets outside strings, without parsing, so a hostile file cannot exhaust
+    the parser's recursion before it is refused.
+    """
+    depth = deepest = 0
+    at = 0
+    for token in _JSON_TOKEN.finditer(text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, token.start()
+                if deepest > MAX_DEPTH:
+                    break
+        elif char in "]}":
+            depth -= 1
+    return deepest, text.count("\n", 0, at) + 1
+
+
+def _data_depth(value: Any) -> int:
+    """Return the nesting depth of loaded containers (iteratively: no recursion limit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 class _RefusedGlobalError(pickle.UnpicklingError):
@@ -118,7 +177,7 @@ def load_pickle_plain(path: Path) -> Any:
     except OSError as exc:
         raise BenchmarkFileError(path, None, f"cannot read the file ({exc})") from exc
     try:
-        return _PlainUnpickler(io.BytesIO(data)).load()
+        loaded = _PlainUnpickler(io.BytesIO(data)).load()
     except _RefusedGlobalError as exc:
         raise BenchmarkFileError(
             path,
@@ -126,8 +185,17 @@ def load_pickle_plain(path: Path) -> Any:
             f"pickle refused: it asks for the global {exc.global_name!r}; only plain dicts, "
             "lists, strings and numbers are accepted (store answers as str, not objects)",
         ) from exc
+    except RecursionError as exc:
+        raise BenchmarkFileError(
+            path, None, f"nested deeper than {MAX_DEPTH} levels: not a result file"
+        ) from exc
     except Exception as exc:  # a truncated or foreign file fails in many ways
         raise BenchmarkFileError(path, None, f"not a readable pickle ({exc!r})") from exc
+    if _data_depth(loaded) > MAX_DEPTH:
+        raise BenchmarkFileError(
+            path, None, f"nested deeper than {MAX_DEPTH} levels: not a result file"
+        )
+    return loaded
 
 
 def _get(container: Any, key: str | int, path: Path, where: str) -> Any:
@@ -161,7 +229,13 @@ def _as_list(value: Any, path: Path, where: str) -> list[Any]:
 
 def _number(value: Any, path: Path, where: str, *, low: float = 0.0, high: float = 1.0) -> float:
     """Return ``value`` as a float in ``[low, high]``; booleans, strings and NaN are refused."""
-    number = finite_number(value)
+    try:
+        number = finite_number(value)
+    except OverflowError:  # an integer too large for a float
+        digits = len(str(abs(value))) if isinstance(value, int) else 0
+        raise BenchmarkFileError(
+            path, where, f"a number of {digits} digits is too large (outside [{low:g}, {high:g}])"
+        ) from None
     if number is None and not isinstance(value, float):  # a NaN or an infinity is a float
         got = type_name(value, style="python") + ("" if value is None else f" {value!r}")
         raise BenchmarkFileError(path, where, f"expected a number, got {got}")
@@ -195,17 +269,58 @@ def _files(path: Path, patterns: Iterable[str], *, recursive: bool = False) -> l
     return files
 
 
+def _one_file(path: Path, patterns: Iterable[str], *, what: str) -> Path:
+    """Return ``path`` for a file, else the one file under the directory matching ``patterns``.
+
+    A directory is searched recursively; errors then name the file inside it.
+    """
+    files = _files(path, patterns, recursive=True)
+    if len(files) > 1:
+        names = ", ".join(str(f.relative_to(path)) for f in files)
+        raise BenchmarkFileError(path, None, f"holds {len(files)} {what} ({names}); give one")
+    return files[0]
+
+
 def _pick_model(
-    by_model: dict[str, Any], model: str | None, path: Path, where: str
+    by_model: dict[str, Any],
+    model: str | None,
+    path: Path,
+    where: str,
+    *,
+    benchmark: str,
+    base_of: Any = None,
 ) -> tuple[str, Any]:
-    if model is not None:
-        return model, _get(by_model, model, path, f"{where}.{model}")
-    if len(by_model) != 1:
-        names = ", ".join(sorted(by_model)) or "none"
+    """Return the entry of ``model`` in ``by_model`` (a file's per-model mapping).
+
+    Without ``model`` the mapping must hold exactly one. With it, the key must be ``model``
+    (or, when ``base_of`` is given, the one key whose ``base_of(key)`` is ``model``); a
+    file for another model is refused naming both.
+    """
+    names = ", ".join(sorted(by_model)) or "none"
+    if model is None:
+        if len(by_model) != 1:
+            raise BenchmarkFileError(
+                path, where, f"holds {len(by_model)} models ({names}); pass model= to choose one"
+            )
+        return next(iter(by_model.items()))
+    if model in by_model:
+        return model, by_model[model]
+    matches = [key for key in by_model if base_of is not None and base_of(key) == model]
+    if len(matches) == 1:
+        return matches[0], by_model[matches[0]]
+    hint = f"set the in-file name with --file-model {benchmark}=NAME"
+    if matches:
+        found = ", ".join(sorted(matches))
         raise BenchmarkFileError(
-            path, where, f"holds {len(by_model)} models ({names}); pass model= to choose one"
+            path, where, f"holds {len(matches)} entries for model {model!r} ({found}); {hint}"
         )
-    return next(iter(by_model.items()))
+    raise BenchmarkFileError(
+        path,
+        f"{where}.{model}",
+        f"missing: the file holds results for {names}, not for the requested model "
+        f"{model!r}; refusing a file "
+        f"for another model ({hint} if it names this model differently)",
+    )
 
 
 # --- CRMArena ------------------------------------------------------------------------------
@@ -230,7 +345,8 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
     Reads ``{log_dir}/results_{model}_{strategy}_{category}.json`` (``run_tasks.py``), or
     every ``results_*.json`` in a directory (one run per category); expects a list of
     objects with ``task_id``, ``task_type`` (one of :data:`CRMARENA_TASK_TYPES`) and
-    ``reward`` in [0, 1] (0/1 for exact match, a token F1 for KQA).
+    ``reward`` in [0, 1]: 0/1 for exact match; for KQA's fuzzy match a token-F1 number, or
+    a dict of metrics ``{"em", "f1", "bleu", "rouge"}`` of which ``f1`` is read.
 
     Parameters
     ----------
@@ -249,6 +365,7 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
     seen: dict[Any, Path] = {}
     for file in _files(path, ["results_*.json"]):
         tasks = _as_list(_load_json(file), file, "(root)")
+        _crmarena_keys_present(tasks, file)
         for index, task in enumerate(tasks):
             where = f"[{index}]"
             task_id = _get(task, "task_id", file, f"{where}.task_id")
@@ -265,11 +382,33 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
                 raise BenchmarkFileError(
                     file, f"{where}.task_type", f"unknown task type {task_type!r} (known: {known})"
                 )
-            reward = _number(_get(task, "reward", file, f"{where}.reward"), file, f"{where}.reward")
-            rewards[task_type].append(reward)
+            rewards[task_type].append(_crmarena_reward(task, file, where))
     if not rewards:
         raise BenchmarkFileError(path, "(root)", "no tasks: the result list is empty")
     return {key: _mean(values) for key, values in rewards.items()}
+
+
+CRMARENA_DICT_REWARD = "f1"
+"""The metric read from a reward written as a dict of metrics (``{"em", "f1", "bleu",
+"rouge"}``, the fuzzy-match ``knowledge_qa`` reward): the token F1."""
+
+
+def _crmarena_keys_present(tasks: list[Any], file: Path) -> None:
+    """Refuse the first missing key of the file before any value is judged."""
+    for index, task in enumerate(tasks):
+        for key in ("task_id", "task_type", "reward"):
+            _get(task, key, file, f"[{index}].{key}")
+        if isinstance(task["reward"], dict):
+            where = f"[{index}].reward.{CRMARENA_DICT_REWARD}"
+            _get(task["reward"], CRMARENA_DICT_REWARD, file, where)
+
+
+def _crmarena_reward(task: Any, file: Path, where: str) -> float:
+    reward = _get(task, "reward", file, f"{where}.reward")
+    if isinstance(reward, dict):
+        key = f"{where}.reward.{CRMARENA_DICT_REWARD}"
+        return _number(_get(reward, CRMARENA_DICT_REWARD, file, key), file, key)
+    return _number(reward, file, f"{where}.reward")
 
 
 # --- HERB ----------------------------------------------------------------------------------
@@ -280,17 +419,21 @@ HERB_ENTITY_TYPES = ("person", "url", "pr", "company")
 def import_herb(path: Path, *, model: str | None = None) -> dict[str, float]:
     r"""Return HERB's per-entity F1, content correctness and unanswerable null rate.
 
-    Reads the pickles ``code/output/{emb}-{model}-{n}-{ans,unans}.pk`` after ``evaluate.py``
-    has scored them in place: one pickle, or a directory holding at most one ``*-ans.pk`` and
-    one ``*-unans.pk`` (``.pkl`` too). Loaded with :func:`load_pickle_plain`, so answers must
-    be plain strings (a pickled llama-index ``Response`` is refused). The kind is told by the
-    keys: an *ans* pickle has parallel lists ``type`` and ``gpt4-correctness``; an *unans*
-    pickle has ``unanswerable_results``, a list of ``{"q", "a", "s"}`` with ``s`` ∈ {0, 1}.
+    Reads the results ``code/output/{emb}-{model}-{n}-{ans,unans}.pk`` after ``evaluate.py``
+    has scored them in place, as the plain JSON ``{stem}.json`` that
+    ``egibench/harness_steps/herb_to_json.py`` writes from them inside HERB's environment
+    (same keys, answers as strings), or as the pickles themselves: one file, or a directory
+    holding at most one answerable and one unanswerable result (a JSON stands for the pickle
+    of the same stem). Pickles are loaded with :func:`load_pickle_plain`, so a real HERB
+    pickle, whose answers are llama-index ``Response`` objects, is refused: convert it. The
+    kind is told by the keys: an *ans* result has parallel lists ``type`` and
+    ``gpt4-correctness``; an *unans* result has ``unanswerable_results``, a list of
+    ``{"q", "a", "s"}`` with ``s`` ∈ {0, 1}.
 
     Parameters
     ----------
     path : Path
-        A scored pickle, or a directory of them.
+        A scored result (JSON or pickle), or a directory of them.
     model : str, optional
         Unused: each HERB pickle holds one model's run.
 
@@ -312,20 +455,25 @@ def import_herb(path: Path, *, model: str | None = None) -> dict[str, float]:
     means, as ``evaluate.py`` leaves them out of ``gpt4-correctness-avg``.
     """
     if path.is_dir():
-        answerable = _glob(path, "*-ans.pk", "*-ans.pkl")
-        unanswerable = _glob(path, "*-unans.pk", "*-unans.pkl")
+        answerable = _herb_files(path, "ans")
+        unanswerable = _herb_files(path, "unans")
         for kind, found in (("answerable", answerable), ("unanswerable", unanswerable)):
             if len(found) > 1:
                 names = ", ".join(f.name for f in found)
-                raise BenchmarkFileError(path, None, f"more than one {kind} pickle: {names}")
+                raise BenchmarkFileError(path, None, f"more than one {kind} result: {names}")
         files = answerable + unanswerable
         if not files:
-            raise BenchmarkFileError(path, None, "no *-ans.pk or *-unans.pk pickle")
+            raise BenchmarkFileError(
+                path, None, "no *-ans / *-unans result (.json from herb_to_json.py, or .pk)"
+            )
+    elif not path.is_file():
+        raise BenchmarkFileError(path, None, "no such file or directory")
     else:
         files = [path]
     result: dict[str, float] = {}
     for file in files:
-        data = _as_dict(load_pickle_plain(file), file, "(root)")
+        loaded = _load_json(file) if file.suffix == ".json" else _herb_pickle(file)
+        data = _as_dict(loaded, file, "(root)")
         if "unanswerable_results" in data:
             result.update(_herb_unanswerable(data, file))
         elif "gpt4-correctness" in data:
@@ -337,6 +485,34 @@ def import_herb(path: Path, *, model: str | None = None) -> dict[str, float]:
                 "missing, and so is unanswerable_results: run HERB's evaluate.py on the file",
             )
     return result
+
+
+HERB_CONVERTER = "egibench/harness_steps/herb_to_json.py"
+
+
+def _herb_pickle(file: Path) -> Any:
+    try:
+        return load_pickle_plain(file)
+    except BenchmarkFileError as exc:
+        if "asks for the global" not in exc.message:
+            raise
+        raise BenchmarkFileError(
+            file,
+            None,
+            f"{exc.message}. Convert HERB's pickles to plain JSON inside HERB's own "
+            f"environment with {HERB_CONVERTER} (the registry's HERB step does), and import "
+            "the JSON",
+        ) from exc
+
+
+def _herb_files(directory: Path, kind: str) -> list[Path]:
+    """Return the *kind* results of ``directory``; a JSON stands for the pickle of its stem."""
+    found = _glob(directory, f"*-{kind}.json", f"*-{kind}.pk", f"*-{kind}.pkl")
+    by_stem: dict[str, Path] = {}
+    for file in found:
+        if file.stem not in by_stem or file.suffix == ".json":
+            by_stem[file.stem] = file
+    return sorted(by_stem.values())
 
 
 def _glob(directory: Path, *patterns: str) -> list[Path]:
@@ -408,10 +584,12 @@ def import_personabench(path: Path, *, model: str | None = None) -> dict[str, fl
     Parameters
     ----------
     path : Path
-        The statistics file.
+        The statistics file, or a directory holding one (searched recursively).
     model : str, optional
-        The ``end2end_eval`` key (``"gpt-4o+all-MiniLM-L6-v2"``); required when the file
-        holds more than one.
+        The model whose results to read: an ``end2end_eval`` key
+        (``"gpt-4o+all-MiniLM-L6-v2"``), or a base model (``"gpt-4o"``) when the file holds
+        one retriever for it. A file without it is refused naming both. Without ``model``
+        the file must hold exactly one key.
 
     Returns
     -------
@@ -419,6 +597,7 @@ def import_personabench(path: Path, *, model: str | None = None) -> dict[str, fl
         ``qa_accuracy`` in [0, 1]: the mean of ``ave_recall`` over the (noise level,
         category) cells the file holds.
     """
+    path = _one_file(path, ["statistics_all_noises.json"], what="statistics files")
     levels = _as_list(_load_json(path), path, "(root)")
     if not levels:
         raise BenchmarkFileError(path, "(root)", "no noise level")
@@ -429,7 +608,9 @@ def import_personabench(path: Path, *, model: str | None = None) -> dict[str, fl
         e2e_where = f"{where}.Statistics.end2end_eval"
         statistics = _get(level, "Statistics", path, f"{where}.Statistics")
         end2end = _as_dict(_get(statistics, "end2end_eval", path, e2e_where), path, e2e_where)
-        name, categories = _pick_model(end2end, model, path, e2e_where)
+        name, categories = _pick_model(
+            end2end, model, path, e2e_where, benchmark="personabench", base_of=_persona_base
+        )
         for category in PERSONABENCH_CATEGORIES:
             if not isinstance(categories, dict) or category not in categories:
                 continue
@@ -445,6 +626,11 @@ def import_personabench(path: Path, *, model: str | None = None) -> dict[str, fl
     return {"qa_accuracy": _mean(list(cells.values()))}
 
 
+def _persona_base(key: str) -> str:
+    """Return the base model of an ``end2end_eval`` key ``"<base>+<retriever>"``."""
+    return key.rpartition("+")[0]
+
+
 # --- UserBench -----------------------------------------------------------------------------
 
 
@@ -458,7 +644,8 @@ def import_userbench(path: Path, *, model: str | None = None) -> dict[str, float
     Parameters
     ----------
     path : Path
-        The results file.
+        The results file, or a directory holding one ``results_*.json`` (searched
+        recursively; ``reward_cache_*.json`` is not read).
     model : str, optional
         Unused: the file holds one model's run.
 
@@ -468,10 +655,11 @@ def import_userbench(path: Path, *, model: str | None = None) -> dict[str, float
         ``micro_avg`` in [0, 1]: the mean over environments (``travel22``, …) of each one's
         ``micro_avg``, itself the mean over items of the mean turn reward.
     """
+    path = _one_file(path, ["results_*.json"], what="results files")
     envs = _as_dict(_load_json(path), path, "(root)")
     if not envs:
         raise BenchmarkFileError(path, "(root)", "no environment")
-    per_env: list[float] = []
+    found: list[tuple[str, Any]] = []
     for env, by_k in envs.items():
         by_k = _as_dict(by_k, path, env)
         if len(by_k) != 1:
@@ -479,8 +667,9 @@ def import_userbench(path: Path, *, model: str | None = None) -> dict[str, float
             raise BenchmarkFileError(path, env, f"expected one pass_k entry, found {keys}")
         ((k, stats),) = by_k.items()
         where = f"{env}.{k}.micro_avg"
-        per_env.append(_number(_get(stats, "micro_avg", path, where), path, where))
-    return {"micro_avg": _mean(per_env)}
+        found.append((where, _get(stats, "micro_avg", path, where)))
+    # Every environment's micro_avg is present; only now are the values judged.
+    return {"micro_avg": _mean([_number(value, path, where) for where, value in found])}
 
 
 # --- MCP-Universe ---------------------------------------------------------------------------
@@ -494,11 +683,13 @@ _MCP_UNIVERSE_ROW = re.compile(
 def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, float]:
     """Return MCP-Universe's pass rate per domain.
 
-    Reads the Markdown reports ``log/report_*.md`` (``mcpuniverse/benchmark/report.py``): one
-    report, or every ``report_*.md`` in a directory. Expects "Benchmark Summary" rows
-    ``|**<domain>/<task>.json**:| <passed> | <not passed> | <score> | <llm calls> |``, one
-    per task, where passed / not passed count the task's evaluators; the domain is the first
-    component of the task's config path.
+    Reads the Markdown reports ``log/report_*.md`` (``mcpuniverse/benchmark/report.py``):
+    one report, or every ``report_*.md`` under a directory (searched recursively). Expects
+    "Benchmark Summary" rows
+    ``|**<task>**:| <passed> | <not passed> | <score> | <llm calls> |``, one per task, where
+    passed / not passed count the task's evaluators and ``<task>`` is the task's config path
+    as the domain YAML lists it (``mcpuniverse/financial_analysis/yfinance_task_0001.json``):
+    the domain is the folder that holds the task file, wherever the report itself sits.
 
     Parameters
     ----------
@@ -515,7 +706,7 @@ def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, fl
     """
     outcomes: dict[str, list[float]] = defaultdict(list)
     seen: dict[str, Path] = {}
-    for file in _files(path, ["report_*.md"]):
+    for file in _files(path, ["report_*.md"], recursive=True):
         for number, line in enumerate(_read_text(file).splitlines(), start=1):
             if not line.startswith("|**"):
                 continue
@@ -539,7 +730,9 @@ def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, fl
             passed, failed = int(match["passed"]), int(match["failed"])
             if passed + failed == 0:
                 raise BenchmarkFileError(file, where, f"task {name!r} has no evaluator")
-            outcomes[_slug(name.split("/", 1)[0])].append(1.0 if failed == 0 else 0.0)
+            # The task's config path as the domain YAML lists it
+            # (mcpuniverse/<domain>/<task>.json): the domain is the folder holding the task.
+            outcomes[_slug(name.rsplit("/", 2)[-2])].append(1.0 if failed == 0 else 0.0)
     if not outcomes:
         raise BenchmarkFileError(path, "Benchmark Summary", "no task row")
     return {f"pass_rate_{domain}": _mean(values) for domain, values in outcomes.items()}
@@ -591,22 +784,49 @@ _BENCHFORCE_ROW = re.compile(
     r"^\s*(?:\d+\s+)?accuracy\s+(?P<parameter>Total entries|Finished entries|"
     r"Accuracy \(All\)|Accuracy \(Finished\)|accuracy_error)\s+(?P<value>.*?)\s*$"
 )
+# A table frame: box-drawing characters (rich prints U+2500–U+257F) and ASCII pipes.
+_TABLE_FRAME = re.compile(r"[\u2500-\u257f|]")
+_BENCHFORCE_PARAMETERS = (
+    "Total entries",
+    "Finished entries",
+    "Accuracy (All)",
+    "Accuracy (Finished)",
+)
+# result.json (src/metrics/accuracy.py, Accuracy.aggregate's json_results): key → printed row.
+_BENCHFORCE_JSON_KEYS = {
+    "total_entries": "Total entries",
+    "finished_entries": "Finished entries",
+    "accuracy_all": "Accuracy (All)",
+    "accuracy_finished": "Accuracy (Finished)",
+}
+# A printed value has pandas' 6 significant digits; the JSON beside it has the float.
+_BENCHFORCE_PRINT_TOLERANCE = 5e-6
 
 
 def import_benchforce(path: Path, *, model: str | None = None) -> dict[str, float]:
     """Return Benchforce's accuracy (all and finished) and finished share, mean over environments.
 
-    Reads the printed summary (stdout of ``python run.py``, one run per ``environment`` of
-    ``config.yaml``, captured to a ``.txt`` file such as ``hospital.txt``): one file, or every
-    ``*.txt`` in a directory, one environment each. Expects the melted table rows
-    ``accuracy | Total entries``, ``Finished entries``, ``Accuracy (All)`` and
-    ``Accuracy (Finished)``, each once, with or without pandas' index column; other output
-    lines are ignored.
+    Reads either or both of what a run (``python run.py``, one ``environment`` of
+    ``config.yaml``) leaves:
+
+    - the printed summary, stdout captured to a ``.txt`` file named after the environment
+      (``hospital.txt``): the melted table rows ``accuracy | Total entries``,
+      ``Finished entries``, ``Accuracy (All)`` and ``Accuracy (Finished)``, each once, with
+      or without pandas' index column, and with or without a frame of box-drawing
+      characters or pipes (as a rich table prints it); other lines are ignored;
+    - the JSON result ``results/<runner id>/result.json`` (``src/classes/runner.py``):
+      ``{"accuracy": {"total_entries", "finished_entries", "accuracy_all",
+      "accuracy_finished"}, "metadata": {"environment": …}}``.
+
+    ``path`` is one such file or a directory: its ``*.txt`` files and every
+    ``result.json`` below it. Each environment counts once: a JSON result and a summary of
+    the same environment (the ``.txt`` file's stem) are one run, whose values must agree;
+    the JSON's are used.
 
     Parameters
     ----------
     path : Path
-        A captured summary or a directory of them.
+        A captured summary, a ``result.json``, or a directory of them.
     model : str, optional
         Unused: a run tests one agent model.
 
@@ -618,48 +838,123 @@ def import_benchforce(path: Path, *, model: str | None = None) -> dict[str, floa
         Total entries), each in [0, 1]. The routing forms the gap ``accuracy_finished −
         accuracy_all`` (SPEC §10 enters it into M5 as 100 − gap).
     """
-    runs: dict[str, list[float]] = defaultdict(list)
-    for file in _files(path, ["*.txt"]):
-        rows: dict[str, str] = {}
-        for line in _read_text(file).splitlines():
-            match = _BENCHFORCE_ROW.match(line)
-            if match is None:
-                continue
-            parameter = match["parameter"]
-            if parameter == "accuracy_error":
-                raise BenchmarkFileError(file, parameter, f"the run failed: {match['value']}")
-            if parameter in rows:
-                raise BenchmarkFileError(file, parameter, "printed twice (two runs in one file?)")
-            rows[parameter] = match["value"]
-        values = {p: _benchforce_value(rows, p, file) for p in _BENCHFORCE_PARAMETERS}
-        total, finished = values["Total entries"], values["Finished entries"]
-        if total < 1 or finished > total or not total.is_integer() or not finished.is_integer():
+    if path.is_dir():
+        texts = _glob(path, "*.txt")
+        results = sorted(p for p in path.rglob("result.json") if p.is_file())
+        if not texts and not results:
             raise BenchmarkFileError(
-                file, "Finished entries", f"{finished:g} finished of {total:g} is not a count"
+                path, None, "the directory holds no result file (*.txt, results/*/result.json)"
             )
-        runs["accuracy_all"].append(values["Accuracy (All)"])
-        runs["accuracy_finished"].append(values["Accuracy (Finished)"])
-        runs["finished_ratio"].append(finished / total)
-    return {key: _mean(values) for key, values in runs.items()}
+    elif path.is_file():
+        texts, results = ([], [path]) if path.suffix == ".json" else ([path], [])
+    else:
+        raise BenchmarkFileError(path, None, "no such file or directory")
+
+    runs: dict[str, tuple[Path, dict[str, float]]] = {}
+    for file in results:
+        values, environment = _benchforce_json(file)
+        if environment in runs:
+            other = runs[environment][0]
+            raise BenchmarkFileError(
+                file,
+                "metadata.environment",
+                f"a second run of environment {environment!r} (the other is {other})",
+            )
+        runs[environment] = (file, values)
+    for file in texts:
+        values = _benchforce_text(file)
+        environment = file.stem
+        if environment in runs:
+            _benchforce_agree(runs[environment], (file, values))
+            continue
+        runs[environment] = (file, values)
+
+    collected: dict[str, list[float]] = defaultdict(list)
+    for _, values in runs.values():
+        collected["accuracy_all"].append(values["Accuracy (All)"])
+        collected["accuracy_finished"].append(values["Accuracy (Finished)"])
+        collected["finished_ratio"].append(values["Finished entries"] / values["Total entries"])
+    return {key: _mean(values) for key, values in collected.items()}
 
 
-_BENCHFORCE_PARAMETERS = (
-    "Total entries",
-    "Finished entries",
-    "Accuracy (All)",
-    "Accuracy (Finished)",
-)
+def _benchforce_text(file: Path) -> dict[str, float]:
+    rows: dict[str, tuple[str, int]] = {}
+    for number, line in enumerate(_read_text(file).splitlines(), start=1):
+        match = _BENCHFORCE_ROW.match(_TABLE_FRAME.sub(" ", line))
+        if match is None:
+            continue
+        parameter = match["parameter"]
+        if parameter == "accuracy_error":
+            raise BenchmarkFileError(file, parameter, f"the run failed: {match['value']}")
+        if parameter in rows:
+            raise BenchmarkFileError(
+                file,
+                parameter,
+                f"printed twice, lines {rows[parameter][1]} and {number} (two runs in one file?)",
+            )
+        rows[parameter] = (match["value"], number)
+    # Every row must be there before any value is read: a missing row is the first fault.
+    missing = [p for p in _BENCHFORCE_PARAMETERS if p not in rows]
+    if missing:
+        raise BenchmarkFileError(file, missing[0], "missing from the printed summary")
+    values: dict[str, float] = {}
+    for parameter in _BENCHFORCE_PARAMETERS:
+        text, number = rows[parameter]
+        try:
+            value = float(text)
+        except ValueError:
+            raise BenchmarkFileError(
+                file, parameter, f"not a number on line {number}: {text!r}"
+            ) from None
+        values[parameter] = _benchforce_number(value, file, parameter)
+    _benchforce_counts(values, file, "Finished entries")
+    return values
 
 
-def _benchforce_value(rows: dict[str, str], parameter: str, file: Path) -> float:
-    if parameter not in rows:
-        raise BenchmarkFileError(file, parameter, "missing from the printed summary")
-    try:
-        value = float(rows[parameter])
-    except ValueError:
-        raise BenchmarkFileError(file, parameter, f"not a number: {rows[parameter]!r}") from None
-    high = math.inf if parameter.endswith("entries") else 1.0
-    return _number(value, file, parameter, high=high)
+def _benchforce_json(file: Path) -> tuple[dict[str, float], str]:
+    document = _as_dict(_load_json(file), file, "(root)")
+    accuracy = _as_dict(_get(document, "accuracy", file, "accuracy"), file, "accuracy")
+    missing = [key for key in _BENCHFORCE_JSON_KEYS if key not in accuracy]
+    if missing:
+        raise BenchmarkFileError(file, f"accuracy.{missing[0]}", "missing")
+    values = {
+        row: _benchforce_number(accuracy[key], file, f"accuracy.{key}", row=row)
+        for key, row in _BENCHFORCE_JSON_KEYS.items()
+    }
+    _benchforce_counts(values, file, "accuracy.finished_entries")
+    metadata = document.get("metadata")
+    environment = metadata.get("environment") if isinstance(metadata, dict) else None
+    if not isinstance(environment, str) or not environment.strip():
+        raise BenchmarkFileError(
+            file, "metadata.environment", "missing: cannot tell which environment ran"
+        )
+    return values, environment.strip()
+
+
+def _benchforce_number(value: Any, file: Path, where: str, *, row: str | None = None) -> float:
+    high = math.inf if (row or where).endswith("entries") else 1.0
+    return _number(value, file, where, high=high)
+
+
+def _benchforce_counts(values: dict[str, float], file: Path, where: str) -> None:
+    total, finished = values["Total entries"], values["Finished entries"]
+    if total < 1 or finished > total or not total.is_integer() or not finished.is_integer():
+        raise BenchmarkFileError(file, where, f"{finished:g} finished of {total:g} is not a count")
+
+
+def _benchforce_agree(
+    first: tuple[Path, dict[str, float]], second: tuple[Path, dict[str, float]]
+) -> None:
+    (json_file, json_values), (text_file, text_values) = first, second
+    for parameter in _BENCHFORCE_PARAMETERS:
+        a, b = json_values[parameter], text_values[parameter]
+        if not math.isclose(a, b, rel_tol=_BENCHFORCE_PRINT_TOLERANCE, abs_tol=1e-6):
+            raise BenchmarkFileError(
+                text_file,
+                parameter,
+                f"{b:g} here but {a:g} in {json_file}, the JSON result of the same "
+                f"environment: two different runs?",
+            )
 
 
 # --- LoCoBench -----------------------------------------------------------------------------
@@ -682,9 +977,11 @@ def import_locobench(path: Path, *, model: str | None = None) -> dict[str, float
     Parameters
     ----------
     path : Path
-        The evaluation results file.
+        The evaluation results file, or a directory holding one (searched recursively).
     model : str, optional
-        The ``summaries`` key; required when the file evaluates more than one model.
+        The ``summaries`` key of the model to read. A file without it is refused naming
+        both models, even when it holds a single (other) model. Without ``model`` the file
+        must evaluate exactly one model.
 
     Returns
     -------
@@ -692,10 +989,13 @@ def import_locobench(path: Path, *, model: str | None = None) -> dict[str, float
         ``functional_correctness``, ``software_engineering``, ``code_quality``,
         ``longcontext_utilization``, each in [0, 1].
     """
+    path = _one_file(path, ["*_evaluation_results.json"], what="evaluation results")
     document = _as_dict(_load_json(path), path, "(root)")
     summaries = _as_dict(_get(document, "summaries", path, "summaries"), path, "summaries")
-    name, summary = _pick_model(summaries, model, path, "summaries")
+    name, summary = _pick_model(summaries, model, path, "summaries", benchmark="locobench")
     where = f"summaries.{name}"
+    for key in ("completed_scenarios", *(f"avg_{d}_score" for d in LOCOBENCH_DIMENSIONS)):
+        _get(summary, key, path, f"{where}.{key}")  # a missing key first, then the values
     completed = _number(
         _get(summary, "completed_scenarios", path, f"{where}.completed_scenarios"),
         path,
@@ -738,7 +1038,10 @@ def import_results(benchmark: str, path: Path, *, model: str | None = None) -> d
     path : Path
         The result file or directory the importer documents.
     model : str, optional
-        For files that hold several models (PersonaBench, LoCoBench), the one to read.
+        The model whose results to read, as the files name it. Files that hold several
+        models (PersonaBench, LoCoBench) are read for it, and refused naming both when they
+        hold only other models; without it they must hold exactly one. ``egi-bench`` always
+        passes it (``--model``, or ``--file-model B=NAME`` for benchmark B).
 
     Raises
     ------

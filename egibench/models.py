@@ -42,6 +42,9 @@ class EgiResult(models.Model):
     floors = models.JSONField(blank=True, help_text="{bucket: {floor, score, status}}")
     release_ready = models.BooleanField()
     missing = models.JSONField(blank=True)
+    stated_rank = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The rank the source states (published entries only)."
+    )
     result = models.JSONField()
     canonical_json = models.TextField()
     sha256 = models.CharField(max_length=64, unique=True)

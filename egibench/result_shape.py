@@ -14,6 +14,8 @@ Rules checked, each refused with a message naming the key at fault:
 - A measured run (quick/deep) must be internally consistent: ``partial`` is true exactly
   when a bucket is missing, ``egi`` equals ``Σ W_k M_k`` over the present buckets with the
   artifact's ``egi_weights`` (seed 000 §4), and ``routing.sha256`` is present.
+- ``rank``: absent or null, or for a published entry the rank its source states (a
+  whole number ≥ 1; a measured run states none).
 - ``floors``: each floored bucket's ``score`` is that bucket's score and its ``status``
   follows the rule of :mod:`egibench.aggregate` (missing, below when score < floor,
   else pass); ``release_ready`` is true exactly when every floor passes.
@@ -61,6 +63,7 @@ class ResultRecord:
     floors: dict[str, dict[str, Any]]
     release_ready: bool
     missing: list[Any]
+    rank: int | None
     routing_sha256: str
     data: dict[str, Any]
     canonical_json: str
@@ -156,6 +159,7 @@ def result_record(result: Any, *, where: str = "result") -> ResultRecord:
     missing = result.get("missing", [])
     if not isinstance(missing, list):
         raise _error(where, "missing", "a list", missing)
+    rank = _rank(result.get("rank"), where, mode)
 
     try:
         data = canonical_value(dict(result))
@@ -173,6 +177,7 @@ def result_record(result: Any, *, where: str = "result") -> ResultRecord:
         floors=floors,
         release_ready=release_ready,
         missing=list(missing),
+        rank=rank,
         routing_sha256=routing_sha256 or "",
         data=data,
         canonical_json=text,
@@ -246,6 +251,22 @@ def _floors(raw: Any, where: str, buckets: Mapping[str, float | None]) -> dict[s
             )
         floors[str(bucket)] = {"floor": floor, "score": score, "status": status}
     return floors
+
+
+RANK_MAX = 10_000
+
+
+def _rank(value: Any, where: str, mode: Any) -> int | None:
+    """Return the stated rank: None, or a whole number ≥ 1 on a published entry."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= RANK_MAX:
+        raise _error(where, "rank", f"a whole number from 1 to {RANK_MAX} or null", value)
+    if mode != "published":
+        raise ResultShapeError(
+            f"{where}: key 'rank': only a published entry states a rank (this is a {mode} run)"
+        )
+    return value
 
 
 def _timestamp(value: Any, where: str) -> dt.datetime:

@@ -129,13 +129,30 @@ def egi_evidence_context(configuration: Configuration) -> dict[str, Any]:
 
 
 def egi_roster() -> list[EgiResult]:
-    """Return the latest result of each model, by EGI (unknown last), in one query."""
+    """Return the latest result of each model, by EGI, in one query.
+
+    A result without an EGI but with a stated rank goes just before the first result the
+    source ranks below it (seed 000 ranks GPT-5 nano 13th without stating its EGI);
+    results with neither come last, by name.
+    """
     latest = (
         EgiResult.objects.filter(model_id=OuterRef("model_id")).order_by(*_LATEST).values("pk")[:1]
     )
     rows = list(EgiResult.objects.filter(pk=Subquery(latest)).defer(*HEAVY_FIELDS))
     rows.sort(key=lambda row: (row.egi is None, -(row.egi or 0.0), row.name.casefold()))
-    return rows
+    ordered = [row for row in rows if row.egi is not None]
+    unscored = [row for row in rows if row.egi is None]
+    for row in sorted((r for r in unscored if r.stated_rank), key=lambda r: r.stated_rank or 0):
+        below = next(
+            (
+                i
+                for i, other in enumerate(ordered)
+                if (other.stated_rank or 0) > (row.stated_rank or 0)
+            ),
+            None,
+        )
+        ordered.insert(len(ordered) if below is None else below, row)
+    return ordered + [row for row in unscored if not row.stated_rank]
 
 
 def roster_row(result: EgiResult) -> RosterRow:

@@ -148,7 +148,8 @@ def test_a_malformed_file_drops_only_its_benchmark(
 
 def test_import_accepts_from_b_equals_path(tmp_path: Path) -> None:
     sources = inputs(tmp_path)
-    argv = ["import", *dirs(tmp_path), "--model", "m", "--mode", "deep"]
+    # The LoCoBench file holds gpt-4o's summary: the model imported must be gpt-4o.
+    argv = ["import", *dirs(tmp_path), "--model", "gpt-4o", "--mode", "deep"]
     argv += [f"--from=locobench={sources['locobench']}"]
     argv += ["--benchmark", "crmarena", str(sources["crmarena"])]
     assert cli.main(argv) == 0

@@ -6,6 +6,7 @@ produces (shared/research/egi-constituents.md); expected values are worked out b
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -178,7 +179,7 @@ def test_herb_reads_the_answerable_and_unanswerable_pickles_of_a_directory(
 def test_herb_refuses_two_answerable_pickles_in_one_directory(tmp_path: Path) -> None:
     write_pickle(tmp_path / "emb-a-1-ans.pk", HERB_ANSWERABLE)
     write_pickle(tmp_path / "emb-b-1-ans.pk", HERB_ANSWERABLE)
-    with pytest.raises(BenchmarkFileError, match="more than one answerable pickle"):
+    with pytest.raises(BenchmarkFileError, match="more than one answerable result"):
         import_herb(tmp_path)
 
 
@@ -683,3 +684,395 @@ def test_the_importers_write_exactly_the_keys_the_default_routing_reads(tmp_path
     }
     written = {(name, key) for name, path in paths.items() for key in import_results(name, path)}
     assert written == routed
+
+
+# --- the formats the upstream writers really produce (issue 20) ---------------------------
+
+
+def kqa_reward(f1: float) -> dict[str, Any]:
+    # CRMArena's fuzzy-match reward as a dict of metrics (get_all_metrics)
+    return {"em": 0, "f1": f1, "bleu": 0.1, "rouge": {"rouge1": 0.5, "rougeL": 0.4}}
+
+
+def test_crmarena_reads_the_f1_of_a_dict_reward(tmp_path: Path) -> None:
+    path = write_json(
+        tmp_path / "results_m_react_knowledge_qa.json",
+        [
+            crm_task(1, "knowledge_qa", kqa_reward(0.4)),
+            crm_task(2, "knowledge_qa", kqa_reward(0.9)),
+            crm_task(3, "knowledge_qa", 0.2),  # a float reward beside them
+        ],
+    )
+    # (0.4 + 0.9 + 0.2) / 3 = 0.5: F1, not em (0) nor bleu (0.1)
+    assert import_crmarena(path) == pytest.approx({"knowledge_qa": 0.5})
+
+
+@pytest.mark.parametrize(
+    ("reward", "key"),
+    [
+        ({"em": 1, "bleu": 0.2}, "[1].reward.f1"),
+        ({"em": 1, "f1": "0.5"}, "[1].reward.f1"),
+        ({"em": 1, "f1": 1.4}, "[1].reward.f1"),
+    ],
+)
+def test_crmarena_names_a_bad_f1_in_a_dict_reward(
+    tmp_path: Path, reward: dict[str, Any], key: str
+) -> None:
+    path = write_json(
+        tmp_path / "results.json",
+        [crm_task(1, "knowledge_qa", kqa_reward(0.5)), crm_task(2, "knowledge_qa", reward)],
+    )
+    with pytest.raises(BenchmarkFileError) as error:
+        import_crmarena(path)
+    assert_names(error, path, key)
+
+
+def test_the_routing_file_says_kqa_reads_the_f1() -> None:
+    text = (ROOT / "egibench" / "routing.yaml").read_text(encoding="utf-8")
+    kqa = next(line for line in text.splitlines() if "sub_metric: knowledge_qa" in line)
+    assert "F1" in kqa
+    assert "f1" in text.split("routes:")[0]  # and the header explains the dict reward
+
+
+def test_mcp_universe_takes_the_domain_from_the_task_path_not_the_report_folder(
+    tmp_path: Path,
+) -> None:
+    # The domain YAMLs list tasks as mcpuniverse/<domain>/<task>.json; the report sits in log/.
+    report = tmp_path / "log" / "report_20250101_120000_abc.md"
+    report.parent.mkdir()
+    report.write_text(
+        mcp_report(
+            [
+                mcp_row("mcpuniverse/financial_analysis/yfinance_task_0001.json", 2, 0),
+                mcp_row("mcpuniverse/financial_analysis/yfinance_task_0002.json", 1, 1),
+                mcp_row("mcpuniverse/web_search/info_search_task_0001.json", 1, 0),
+            ]
+        ),
+        encoding="utf-8",
+    )
+    assert import_mcp_universe(tmp_path) == pytest.approx(
+        {"pass_rate_financial_analysis": 0.5, "pass_rate_web_search": 1.0}
+    )
+
+
+BENCHFORCE_RESULT = {
+    "accuracy": {
+        "total_entries": 10,
+        "finished_entries": 8,
+        "accuracy_all": 0.4,
+        "accuracy_finished": 0.6,
+    },
+    "metadata": {"environment": "hospital", "entries": [-1], "saved_at": "2025-01-01T00:00:00Z"},
+}
+
+
+def rich_summary() -> str:
+    """The melted table printed by rich itself (its default box), as a framed summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("metric", "parameter", "value")
+    for parameter, value in (
+        ("Total entries", "10"),
+        ("Finished entries", "8"),
+        ("Accuracy (All)", "0.4"),
+        ("Accuracy (Finished)", "0.6"),
+    ):
+        table.add_row("accuracy", parameter, value)
+    console = Console(record=True, width=100, file=io.StringIO())
+    console.print(table)
+    return "Evaluation results:\n" + console.export_text()
+
+
+def test_benchforce_reads_a_summary_framed_with_box_drawing_characters(tmp_path: Path) -> None:
+    text = rich_summary()
+    assert "┃" in text and "│" in text  # the frame is there
+    path = tmp_path / "hospital.txt"
+    path.write_text(text, encoding="utf-8")
+    assert import_benchforce(path) == pytest.approx(
+        {"accuracy_all": 0.4, "accuracy_finished": 0.6, "finished_ratio": 0.8}
+    )
+
+
+def test_benchforce_reads_a_summary_framed_with_pipes(tmp_path: Path) -> None:
+    rows = [line.split() for line in BENCHFORCE_STDOUT.splitlines()[2:]]
+    text = "\n".join(
+        f"| {r[1]} | {' '.join(r[2:-1])} | {r[-1]} |" for r in rows
+    )  # | accuracy | Total entries | 10.0 |
+    path = tmp_path / "hospital.txt"
+    path.write_text(text, encoding="utf-8")
+    assert import_benchforce(path)["finished_ratio"] == pytest.approx(0.8)
+
+
+def test_benchforce_reads_the_json_result_instead_of_the_log(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "results" / "run-1" / "result.json", BENCHFORCE_RESULT)
+    expected = {"accuracy_all": 0.4, "accuracy_finished": 0.6, "finished_ratio": 0.8}
+    assert import_benchforce(path) == pytest.approx(expected)
+    assert import_benchforce(tmp_path) == pytest.approx(expected)
+
+
+def test_benchforce_counts_a_log_and_the_json_beside_it_as_one_run(tmp_path: Path) -> None:
+    (tmp_path / "hospital.txt").write_text(BENCHFORCE_STDOUT, encoding="utf-8")
+    write_json(tmp_path / "results" / "run-1" / "result.json", BENCHFORCE_RESULT)
+    other = {
+        "accuracy": {
+            "total_entries": 4,
+            "finished_entries": 2,
+            "accuracy_all": 1.0,
+            "accuracy_finished": 1.0,
+        },
+        "metadata": {"environment": "hr_software"},
+    }
+    write_json(tmp_path / "results" / "run-2" / "result.json", other)
+    # hospital once (not twice): all (0.4 + 1.0)/2 = 0.7, finished (0.6 + 1.0)/2 = 0.8,
+    # finished_ratio (8/10 + 2/4)/2 = 0.65
+    assert import_benchforce(tmp_path) == pytest.approx(
+        {"accuracy_all": 0.7, "accuracy_finished": 0.8, "finished_ratio": 0.65}
+    )
+
+
+def test_benchforce_refuses_a_log_that_disagrees_with_the_json_beside_it(tmp_path: Path) -> None:
+    log = tmp_path / "hospital.txt"
+    log.write_text(BENCHFORCE_STDOUT.replace("0.4\n", "0.3\n"), encoding="utf-8")
+    result = write_json(tmp_path / "results" / "run-1" / "result.json", BENCHFORCE_RESULT)
+    with pytest.raises(BenchmarkFileError) as error:
+        import_benchforce(tmp_path)
+    assert_names(error, log, "Accuracy (All)")
+    assert str(result) in str(error.value)
+
+
+def test_benchforce_refuses_two_json_runs_of_one_environment(tmp_path: Path) -> None:
+    write_json(tmp_path / "results" / "a" / "result.json", BENCHFORCE_RESULT)
+    second = write_json(tmp_path / "results" / "b" / "result.json", BENCHFORCE_RESULT)
+    with pytest.raises(BenchmarkFileError, match="second run of environment 'hospital'") as error:
+        import_benchforce(tmp_path)
+    assert_names(error, second, "metadata.environment")
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (lambda d: d["accuracy"].pop("finished_entries"), "accuracy.finished_entries"),
+        (lambda d: d["accuracy"].update(accuracy_all="0.4"), "accuracy.accuracy_all"),
+        (lambda d: d["accuracy"].update(finished_entries=11), "accuracy.finished_entries"),
+        (lambda d: d.pop("accuracy"), "accuracy"),
+        (lambda d: d.pop("metadata"), "metadata.environment"),
+    ],
+)
+def test_benchforce_names_the_key_of_a_malformed_json_result(
+    tmp_path: Path, change: Any, key: str
+) -> None:
+    data = json.loads(json.dumps(BENCHFORCE_RESULT))
+    change(data)
+    path = write_json(tmp_path / "result.json", data)
+    with pytest.raises(BenchmarkFileError) as error:
+        import_benchforce(path)
+    assert_names(error, path, key)
+
+
+def test_benchforce_reports_a_missing_row_before_an_unparseable_value_further_on(
+    tmp_path: Path,
+) -> None:
+    # Finished entries is missing; Accuracy (All), printed after it, is not a number.
+    text = BENCHFORCE_STDOUT.replace("1  accuracy     Finished entries    8.0\n", "")
+    text = text.replace("0.4\n", "n/a\n")
+    path = tmp_path / "hospital.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BenchmarkFileError, match="missing from the printed summary") as error:
+        import_benchforce(path)
+    assert_names(error, path, "Finished entries")
+
+
+def test_benchforce_names_the_line_of_an_unparseable_value(tmp_path: Path) -> None:
+    path = tmp_path / "hospital.txt"
+    path.write_text(BENCHFORCE_STDOUT.replace("0.4\n", "n/a\n"), encoding="utf-8")
+    with pytest.raises(BenchmarkFileError, match="not a number on line 5") as error:
+        import_benchforce(path)
+    assert_names(error, path, "Accuracy (All)")
+
+
+def test_personabench_reads_the_base_model_of_its_one_retriever(tmp_path: Path) -> None:
+    models = {"gpt-4o+all-MiniLM-L6-v2": 0.8, "gpt-4o-mini+all-MiniLM-L6-v2": 0.4}
+    path = write_json(tmp_path / "statistics_all_noises.json", [persona_level(0.0, models)])
+    # gpt-4o's cells: 0.8, 0.8, 0.4, 0.8 → 2.8 / 4 = 0.7
+    assert import_personabench(path, model="gpt-4o") == pytest.approx({"qa_accuracy": 0.7})
+
+
+def test_personabench_refuses_a_file_without_the_model_naming_both(tmp_path: Path) -> None:
+    path = write_json(
+        tmp_path / "statistics_all_noises.json",
+        [persona_level(0.0, {"gpt-4o-mini+all-MiniLM-L6-v2": 0.4})],
+    )
+    with pytest.raises(BenchmarkFileError) as error:
+        import_personabench(path, model="gpt-4o")
+    message = str(error.value)
+    assert "'gpt-4o'" in message and "gpt-4o-mini+all-MiniLM-L6-v2" in message
+    assert "--file-model personabench=NAME" in message
+
+
+def test_personabench_asks_which_retriever_when_the_model_has_two(tmp_path: Path) -> None:
+    models = {"gpt-4o+all-MiniLM-L6-v2": 0.8, "gpt-4o+gt-context": 0.9}
+    path = write_json(tmp_path / "statistics_all_noises.json", [persona_level(0.3, models)])
+    with pytest.raises(BenchmarkFileError, match="2 entries for model 'gpt-4o'"):
+        import_personabench(path, model="gpt-4o")
+    assert import_personabench(path, model="gpt-4o+gt-context")["qa_accuracy"] == pytest.approx(
+        (0.9 * 3 + 0.45) / 4
+    )
+
+
+def test_locobench_refuses_a_single_model_file_for_another_model(tmp_path: Path) -> None:
+    path = loco_file(tmp_path, {"claude-sonnet-4": loco_summary(0.9)})
+    with pytest.raises(BenchmarkFileError) as error:
+        import_locobench(path, model="gpt-4o")
+    assert_names(error, path, "summaries.gpt-4o")
+    assert "claude-sonnet-4" in str(error.value)
+
+
+# --- errors name the file inside a folder, deep nesting and huge numbers -------------------
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "relative", "content", "key"),
+    [
+        ("userbench", "outputs/results_egi.json", {"travel22": {"1": {}}}, "travel22.1.micro_avg"),
+        (
+            "locobench",
+            "evaluation_results/x_evaluation_results.json",
+            {"summaries": {}},
+            "summaries.gpt-4o",
+        ),
+        (
+            "personabench",
+            "logs/eval_data_v1/r/statistics_all_noises.json",
+            [{"Noise": 0.0}],
+            "[0].Statistics",
+        ),
+        ("crmarena", "results_m_react_all.json", [{"task_id": 1}], "[0].task_type"),
+        ("mcpeval", "airbnb/results/m_summary_analysis.json", {"summary": {}}, None),
+    ],
+)
+def test_given_a_folder_the_error_names_the_file_inside_it(
+    tmp_path: Path, benchmark: str, relative: str, content: Any, key: str | None
+) -> None:
+    inner = write_json(tmp_path / relative, content)
+    with pytest.raises(BenchmarkFileError) as error:
+        import_results(benchmark, tmp_path, model="gpt-4o")
+    assert error.value.path == inner
+    assert str(error.value).startswith(f"{inner}: ")
+    if key is not None:
+        assert error.value.key == key
+
+
+def test_a_folder_holding_two_result_files_names_both(tmp_path: Path) -> None:
+    write_json(tmp_path / "a" / "results_one.json", {"travel22": {"1": {"micro_avg": 0.1}}})
+    write_json(tmp_path / "b" / "results_two.json", {"travel22": {"1": {"micro_avg": 0.2}}})
+    with pytest.raises(BenchmarkFileError, match=r"2 results files \(a/results_one\.json, b/"):
+        import_userbench(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "name"),
+    [
+        ("crmarena", "results_x.json"),
+        ("personabench", "statistics_all_noises.json"),
+        ("userbench", "results_x.json"),
+        ("locobench", "x_evaluation_results.json"),
+        ("herb", "e-m-1-ans.json"),
+        ("benchforce", "result.json"),
+    ],
+)
+def test_deeply_nested_json_is_refused_with_a_message_not_a_traceback(
+    tmp_path: Path, benchmark: str, name: str
+) -> None:
+    path = tmp_path / name
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(BenchmarkFileError, match="nested deeper than 64 levels") as error:
+        import_results(benchmark, path)
+    assert error.value.path == path
+
+
+def test_mcpeval_refuses_deep_nesting_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "airbnb" / "results" / "m_summary_analysis.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"summary": ' + "[" * 5000 + "]" * 5000 + "}", encoding="utf-8")
+    with pytest.raises(BenchmarkFileError, match="nested deeper") as error:
+        import_mcpeval(tmp_path)
+    assert error.value.path == path
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(tmp_path: Path) -> None:
+    path = write_json(
+        tmp_path / "results_run.json",
+        {"travel22": {"1": {"micro_avg": 0.25, "note": "[" * 500 + '\\"{' * 200}}},
+    )
+    assert import_userbench(path) == {"micro_avg": 0.25}
+
+
+def test_a_deeply_nested_pickle_is_refused_with_a_message(tmp_path: Path) -> None:
+    nested: Any = []
+    for _ in range(200):
+        nested = [nested]
+    path = write_pickle(tmp_path / "e-m-1-ans.pk", {"type": nested})
+    with pytest.raises(BenchmarkFileError, match="nested deeper than 64") as error:
+        import_herb(path)
+    assert error.value.path == path
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_a_huge_number_is_refused_naming_the_file_and_key(tmp_path: Path, digits: int) -> None:
+    path = tmp_path / "x_evaluation_results.json"
+    summary = json.dumps(loco_summary(0.6)).replace(
+        '"completed_scenarios": 8', '"completed_scenarios": ' + "9" * digits
+    )
+    path.write_text('{"summaries": {"gpt-4o": ' + summary + "}}", encoding="utf-8")
+    with pytest.raises(BenchmarkFileError) as error:
+        import_locobench(path)
+    assert error.value.path == path and str(path) in str(error.value)
+    if digits == 400:  # a float cannot hold it: named at its key
+        assert error.value.key == "summaries.gpt-4o.completed_scenarios"
+        assert "400 digits is too large" in str(error.value)
+    else:  # Python refuses to parse an integer of more than 4,300 digits
+        assert "not readable as JSON" in str(error.value)
+
+
+def test_a_huge_number_in_a_benchforce_summary_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "hospital.txt"
+    path.write_text(BENCHFORCE_STDOUT.replace("0.4\n", "9" * 400 + "\n"), encoding="utf-8")
+    with pytest.raises(BenchmarkFileError) as error:
+        import_benchforce(path)
+    assert_names(error, path, "Accuracy (All)")
+
+
+def test_crmarena_reports_a_missing_key_before_an_unparseable_value_further_on(
+    tmp_path: Path,
+) -> None:
+    path = write_json(
+        tmp_path / "results.json",
+        [
+            crm_task(1, "case_routing", "one"),  # unparseable, first in the file
+            {"task_id": 2, "task_type": "case_routing"},  # no reward, further on
+        ],
+    )
+    with pytest.raises(BenchmarkFileError, match="missing") as error:
+        import_crmarena(path)
+    assert_names(error, path, "[1].reward")
+
+
+def test_userbench_reports_a_missing_key_before_an_unparseable_value(tmp_path: Path) -> None:
+    path = write_json(
+        tmp_path / "results_run.json",
+        {"travel22": {"1": {"micro_avg": "high"}}, "travel33": {"1": USERBENCH_STATS}},
+    )
+    with pytest.raises(BenchmarkFileError, match="missing") as error:
+        import_userbench(path)
+    assert_names(error, path, "travel33.1.micro_avg")
+
+
+def test_locobench_reports_a_missing_key_before_an_unparseable_value(tmp_path: Path) -> None:
+    summary = loco_summary(0.6)
+    summary["avg_software_engineering_score"] = "n/a"
+    del summary["avg_longcontext_utilization_score"]
+    path = loco_file(tmp_path, {"gpt-4o": summary})
+    with pytest.raises(BenchmarkFileError, match="missing") as error:
+        import_locobench(path)
+    assert_names(error, path, "summaries.gpt-4o.avg_longcontext_utilization_score")

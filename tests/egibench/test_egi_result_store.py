@@ -99,6 +99,7 @@ def test_a_missing_benchmark_is_stored_partial_with_its_missing_list(db, measure
         (lambda a: a.update(release_ready=False), "key 'release_ready'"),
         (lambda a: a["routing"].update(sha256=None), "key 'routing.sha256'"),
         (lambda a: a.update(missing="none"), "key 'missing'"),
+        (lambda a: a.update(rank=3), "key 'rank': only a published entry states a rank"),
     ],
 )
 def test_a_malformed_artifact_is_refused_naming_the_file_and_key(db, measured, change, names):
@@ -118,3 +119,20 @@ def test_a_published_entry_may_leave_egi_and_buckets_missing(db, measured):
     published["buckets"]["M1"]["score"] = None
     row = egi_result_store(result=published, source="roster.json")
     assert row.egi is None and row.m1 is None and row.mode == "published"
+
+
+@pytest.mark.parametrize("rank", [0, -1, 2.5, "6", True])
+def test_a_stated_rank_must_be_a_whole_number_from_1(db, measured, rank):
+    published = measured(mode="published")
+    published["rank"] = rank
+    with pytest.raises(ServiceError, match="key 'rank': expected a whole number from 1"):
+        egi_result_store(result=published, source="roster.json")
+    assert not EgiResult.objects.exists()
+
+
+def test_a_published_entry_stores_its_stated_rank(db, measured):
+    published = measured(mode="published")
+    published["rank"] = 6
+    row = egi_result_store(result=published, source="roster.json")
+    assert row.stated_rank == 6
+    assert AuditEntry.objects.get(action="egi.store").payload["stated_rank"] == 6

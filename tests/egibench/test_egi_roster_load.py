@@ -71,10 +71,40 @@ def test_every_unstated_field_is_in_the_missing_list():
             unstated.add("EGI")
         assert {m["field"] for m in entry["missing"]} == unstated, entry["model"]
         for field, quote in entry["stated"].items():
-            if field == "roster":
+            if field in ("roster", "rank"):  # the rank: see the test below
                 continue
             value = entry["egi"] if field == "EGI" else entry["buckets"][field]["score"]
             assert (f"{value:.2f}" in quote) or (str(value) in quote), (entry["model"], field)
+
+
+# seed 000: "gpt-5.5 leads on overall EGI" (§5), "Claude Sonnet 4.5, second overall" (§6),
+# "Claude Haiku 4.5 – ranked sixth on EGI" (§8), GPT-5 nano "second-from-last on overall EGI"
+# (§6) and "EGI ranges from 39.6 (GPT-4o mini)" (abstract) among fourteen models.
+STATED_RANKS = {
+    "gpt-5.5": 1,
+    "claude-sonnet-4-5": 2,
+    "claude-haiku-4-5": 6,
+    "gpt-5-nano": 13,
+    "gpt-4o-mini": 14,
+}
+
+
+def test_the_roster_stores_the_ranks_the_paper_states_and_no_other(db):
+    load()
+    ranks = dict(EgiResult.objects.values_list("model_id", "stated_rank"))
+    assert {m: r for m, r in ranks.items() if r is not None} == STATED_RANKS
+    assert len(ranks) == 12  # the other seven are null: the text states no rank for them
+    entries = json.loads(ROSTER.read_text(encoding="utf-8"))["results"]
+    for entry in entries:
+        assert ("rank" in entry["stated"]) == (entry["rank"] is not None), entry["model"]
+    # The stated ranks agree with the stated EGIs: a better rank never has a lower EGI.
+    ranked = sorted(
+        (e["rank"], e["egi"]) for e in entries if e["rank"] is not None and e["egi"] is not None
+    )
+    assert [egi for _, egi in ranked] == sorted((egi for _, egi in ranked), reverse=True)
+    # Exactly five stated EGIs lie above Haiku's 59.13, as sixth place requires.
+    haiku = next(e for e in entries if e["model"] == "claude-haiku-4-5")
+    assert sum(1 for e in entries if (e["egi"] or 0) > haiku["egi"]) == 5
 
 
 def test_the_stated_values_of_gpt_5_5_imply_an_m6_inside_the_papers_band():

@@ -55,7 +55,8 @@ def test_the_roster_lists_every_model_by_egi_with_its_plots(reader, roster):
         "Gemini 3.1 Pro Preview",
         "Claude Opus 4.5",
     ]
-    assert len(names) == 12 and names[-2:] == ["Gemini 2.0 Flash", "GPT-5 nano"]
+    # GPT-5 nano has no stated EGI but a stated rank, 13th: just above GPT-4o mini (14th).
+    assert len(names) == 12 and names[-3:] == ["GPT-5 nano", "GPT-4o mini", "Gemini 2.0 Flash"]
     assert "Benchmarks shortlist models; this evaluation decides the deployment." in html
     plots = [base64.b64decode(data).decode() for data, _ in IMG.findall(html)]
     assert len(plots) == 3
@@ -124,3 +125,18 @@ def test_a_published_model_page_quotes_where_each_value_is_stated(reader, roster
     assert "gpt-5.5 leads on overall EGI (65.61)" in html
     assert "the paper's text states bucket scores and EGI only" in html
     assert EgiResult.objects.get(model_id="gpt-5.5").sha256 in html
+
+
+def test_the_roster_shows_the_rank_the_paper_states(reader, roster):
+    html = reader.get(reverse("egi-roster")).content.decode()
+    assert "Rank (stated)" in html
+    rows = {
+        name: row
+        for row in html.split("<tr>")[2:]
+        for name in re.findall(r'<a href="/benchmarks/models/[^"]+/">([^<]+)</a>', row)
+    }
+    cells = {name: re.findall(r"<td>([^<]*)</td>", row)[0].strip() for name, row in rows.items()}
+    assert cells["gpt-5.5"] == "1" and cells["Claude Sonnet 4.5"] == "2"
+    assert cells["Claude Haiku 4.5"] == "6" and cells["GPT-5 nano"] == "13"
+    assert cells["GPT-4o mini"] == "14"
+    assert cells["Claude Opus 4.5"] == ""  # the text states no rank for it

@@ -1,0 +1,1 @@
+"""Scripts a harness runs inside its own environment (standard library only)."""
