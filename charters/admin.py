@@ -16,7 +16,6 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from audit.services import audit_record
-from charters.services.use_cases import use_case_create
 from charters.models import (
     Charter,
     CharterMetric,
@@ -33,6 +32,7 @@ from charters.models import (
     UnblindingEvent,
     UseCase,
 )
+from charters.services.use_cases import use_case_create
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -72,7 +72,11 @@ class DecisionCreateForm(forms.Form):
             (s.public_id, f"{s.name} ({s.public_id})") for s in choices.studies
         ]
         fields["stress_run"].choices = none + [
-            (r.pk, f"run {r.pk} · σ {r.configuration.name} v{r.configuration.version} · K = {r.repeats}")
+            (
+                r.pk,
+                f"run {r.pk} · σ {r.configuration.name} v{r.configuration.version} · "
+                f"K = {r.repeats}",
+            )
             for r in choices.runs
             if r.split == "stress"
         ]
