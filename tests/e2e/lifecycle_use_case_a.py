@@ -50,8 +50,7 @@ CONTROLS = [
     (
         "C-106",
         "Payment release dual control",
-        "Two authorised signatories release every payment above 1 million in the payments "
-        "system.",
+        "Two authorised signatories release every payment above 1 million in the payments system.",
         "Standard PY-1 requires dual control on high-value payments, evidenced in the log.",
     ),
 ]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from lifecycle_use_case_a import KEY, NOT_ASSERTIVE, UNSUPPORTED, reply, sigma_yaml, tasks_jsonl
 from playwright.sync_api import expect
 from pypdf import PdfReader
 
@@ -31,7 +32,6 @@ from runs.executor import load_litellm
 from runs.models import Run, RunStatus
 from scorecards.evidence import evidence_verify
 from scorecards.models import Scorecard, ScorecardStatus
-from lifecycle_use_case_a import KEY, NOT_ASSERTIVE, UNSUPPORTED, reply, sigma_yaml, tasks_jsonl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -349,13 +349,13 @@ def keys_for(page, dissent: bool) -> list[str]:
             relevant = "n" if dissent and first_sentence else "y"
             first_sentence = False
             if NOT_ASSERTIVE in text:
-                keys += ["n", relevant]
+                keys += ["n", relevant]  # not assertive, so "supported" is not asked
             elif UNSUPPORTED in text:
-                keys += ["y", "n", relevant]
+                keys += ["y", "3", relevant]  # supported: 3 "Not" (its letter is x)
             else:
-                keys += ["y", "f", relevant]
+                keys += ["y", "f", relevant]  # supported: fully
         elif "ws-cited" in classes:
-            keys.append("s")
+            keys.append("1")  # strict: the chunk says it (the letter s is "submit")
         elif key == "k:ke1":
             keys.append("1")  # present and correct
         elif key == "k:ke2":
@@ -370,7 +370,7 @@ def keys_for(page, dissent: bool) -> list[str]:
 def grader_grades_with_the_keyboard(people: Browser, username: str, dissent: bool) -> None:
     page = people.sign_in(username)
     open_use_case(page)
-    page.get_by_role("link", name="My grading").click()
+    page.locator("main").get_by_role("link", name="My grading").click()
     page.locator("a.gr-continue").first.click()
     total = 2 * SAMPLE_PER_SIGMA
     for number in range(1, total + 1):
@@ -378,7 +378,9 @@ def grader_grades_with_the_keyboard(people: Browser, username: str, dissent: boo
         for key in keys_for(page, dissent):
             page.keyboard.press(key)
         expect(page.locator("#ws-save")).to_have_text("Saved", timeout=10_000)
-        expect(page.locator("#ws-answered")).to_contain_text("all", ignore_case=True)
+        answered = page.locator("#ws-answered")
+        asked = answered.get_attribute("data-asked")
+        expect(answered).to_have_text(f"{asked} of {asked} answers given")
         if number == 1:
             people.shot(page, f"workspace-{username}")
         url = page.url
