@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.http import HttpRequest
 
@@ -30,6 +32,7 @@ from charters.models import (
     UnblindingEvent,
     UseCase,
 )
+from charters.services.use_cases import use_case_create
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -64,11 +67,58 @@ class AuditedAdmin(admin.ModelAdmin):
             super().delete_model(request, obj)
 
 
+class UseCaseAddForm(forms.ModelForm):
+    """The admin's add form: the use case and the user who will own its charter."""
+
+    charter_owner = forms.ModelChoiceField(
+        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
+        help_text="Becomes the use case's charter owner, who grants the other roles on its "
+        "members page. You get no role on it.",
+    )
+
+    class Meta:
+        model = UseCase
+        fields = ["key", "name", "business_outcome", "value_hypothesis", "autonomy", "consequence"]
+
+
 @admin.register(UseCase)
 class UseCaseAdmin(AuditedAdmin):
     list_display = ["key", "name", "autonomy", "consequence", "intensity", "stage", "created_at"]
     search_fields = ["key", "name"]
     readonly_fields = ["stage", "created_by", "created_at"]
+
+    def get_form(
+        self, request: HttpRequest, obj: UseCase | None = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if obj is None:
+            kwargs["form"] = UseCaseAddForm
+            kwargs["fields"] = [*UseCaseAddForm.Meta.fields, "charter_owner"]
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_fieldsets(self, request: HttpRequest, obj: UseCase | None = None) -> Any:
+        if obj is None:
+            return [(None, {"fields": [*UseCaseAddForm.Meta.fields, "charter_owner"]})]
+        return super().get_fieldsets(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: UseCase | None = None) -> Any:
+        return [] if obj is None else self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        # A use case begins through the service, as on /use-cases/new/: stage 1 entered, the
+        # charter owner's membership granted and one audit entry, "usecase.create".
+        data = form.cleaned_data
+        created = use_case_create(
+            actor=request.user,
+            charter_owner=data["charter_owner"],
+            **{name: data[name] for name in UseCaseAddForm.Meta.fields},
+        )
+        obj.pk = created.pk
+        obj.stage = created.stage
+        obj.created_by = created.created_by
+        obj.created_at = created.created_at
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

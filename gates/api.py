@@ -67,6 +67,12 @@ class DecisionCreateInput(serializers.Serializer[Any]):
     oversight_study = serializers.CharField(
         required=False, allow_blank=True, help_text="Public id of an oversight study."
     )
+    stress_run = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="Id of a completed stress-split run of the same σ, reported apart (SPEC §9).",
+    )
 
 
 class DecisionListApi(APIView):
@@ -119,6 +125,7 @@ class DecisionListApi(APIView):
             session_id=data.get("session") or None,
             judge_id=data.get("judge"),
             study_id=data.get("oversight_study") or None,
+            stress_run_id=data.get("stress_run"),
         )
         decision = decision_create(
             actor=request.user,
@@ -127,6 +134,7 @@ class DecisionListApi(APIView):
             session=inputs.session,
             judge=inputs.judge,
             oversight_study=inputs.oversight_study,
+            stress_run=inputs.stress_run,
         )
         decision = decision_get(use_case=use_case, pk=decision.pk)
         return Response(

@@ -466,6 +466,7 @@ class DecisionInputs:
     session: GradingSession | None
     judge: Judge | None
     oversight_study: OversightStudy | None
+    stress_run: Run | None = None
 
 
 def decision_inputs(
@@ -476,11 +477,13 @@ def decision_inputs(
     session_id: str | None = None,
     judge_id: int | None = None,
     study_id: str | None = None,
+    stress_run_id: int | None = None,
 ) -> DecisionInputs:
     """Return the objects a decision request names, or raise a ServiceError naming the field.
 
     Sessions and studies are named by their public id, charters by version, runs and judges
-    by id. Runs, sessions, judges and studies are found whatever their use case, so that
+    by id (the stress-split run too). Runs, sessions, judges and studies are found whatever
+    their use case, so that
     :func:`gates.services.decision_create` can say that one belongs to another.
     """
     charter = Charter.objects.filter(use_case=use_case, version=charter_version).first()
@@ -504,4 +507,9 @@ def decision_inputs(
         study = OversightStudy.objects.filter(public_id=study_id).first()
         if study is None:
             raise ServiceError(f"No oversight study {study_id!r}.", field="oversight_study")
-    return DecisionInputs(charter, run, session, judge, study)
+    stress_run = None
+    if stress_run_id is not None:
+        stress_run = Run.objects.select_related("configuration").filter(pk=stress_run_id).first()
+        if stress_run is None:
+            raise ServiceError(f"No run {stress_run_id}.", field="stress_run")
+    return DecisionInputs(charter, run, session, judge, study, stress_run)

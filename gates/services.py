@@ -454,6 +454,7 @@ def decision_create(
     session: GradingSession | None = None,
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
+    stress_run: Run | None = None,
     allow_open_session: bool = False,
 ) -> Decision:
     """Record the decision a user asks for (web UI, REST API, CLI), or refuse saying why.
@@ -463,8 +464,9 @@ def decision_create(
     oversight study or judge of another use case or that did not grade this run; an open
     grading session (SPEC §5.2: an assignment not submitted or a disagreement not
     adjudicated); a judge whose model is σ's own while the charter gates a metric (SPEC §2);
-    no session, judge or study where the use case's intensity requires one (SPEC §6.4).
-    Graders never record a decision, even holding another role.
+    no session, judge or study where the use case's intensity requires one (SPEC §6.4); a
+    stress-split run (reported apart, SPEC §9) that is not a completed stress-split run of the
+    same σ. Graders never record a decision, even holding another role.
 
     ``allow_open_session`` is for the demo alone, which leaves grading for a person to finish
     in the browser; the decision's evidence then counts the open work.
@@ -481,6 +483,7 @@ def decision_create(
     open_work = _refuse_session(use_case, run, session, allow_open=allow_open_session)
     _refuse_judge(charter, run, judge)
     _refuse_study(use_case, run, oversight_study)
+    _refuse_stress_run(run, stress_run)
     _refuse_missing(use_case, session=session, judge=judge, oversight_study=oversight_study)
     return decision_compute(
         actor=actor,
@@ -489,8 +492,28 @@ def decision_create(
         session=session,
         judge=judge,
         oversight_study=oversight_study,
+        stress_run=stress_run,
         open_session=open_work,
     )
+
+
+def _refuse_stress_run(run: Run, stress_run: Run | None) -> None:
+    if stress_run is None:
+        return
+    sigma = f"σ {run.configuration.name} v{run.configuration.version}"
+    if stress_run.configuration_id != run.configuration_id or stress_run.split != "stress":
+        raise ServiceError(
+            f"Run {stress_run.pk} is not a stress-split run of {sigma} (it is σ "
+            f"{stress_run.configuration.name} v{stress_run.configuration.version}, split "
+            f"{stress_run.split}); choose a run of {sigma} on the stress split, or none.",
+            field="stress_run",
+        )
+    if stress_run.status != RunStatus.COMPLETED:
+        raise ConflictError(
+            f"Stress-split run {stress_run.pk} is {stress_run.get_status_display().lower()}; "
+            "choose it once it has completed.",
+            field="stress_run",
+        )
 
 
 def _refuse_charter(charter: Charter) -> None:

@@ -36,6 +36,14 @@ class DecisionCreateForm(forms.Form):
     session = forms.ChoiceField(required=False, label="Grading session")
     judge = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, label="Judge")
     oversight_study = forms.ChoiceField(required=False, label="Oversight study")
+    stress_run = forms.TypedChoiceField(
+        coerce=int,
+        required=False,
+        empty_value=None,
+        label="Stress-split run",
+        help_text="The same σ on the stress split, reported apart (SPEC §9); required "
+        "evidence from E3.",
+    )
 
     def __init__(self, *args: Any, choices: DecisionChoices, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -63,6 +71,15 @@ class DecisionCreateForm(forms.Form):
         fields["oversight_study"].choices = none + [
             (s.public_id, f"{s.name} ({s.public_id})") for s in choices.studies
         ]
+        fields["stress_run"].choices = none + [
+            (
+                r.pk,
+                f"run {r.pk} · σ {r.configuration.name} v{r.configuration.version} · "
+                f"K = {r.repeats}",
+            )
+            for r in choices.runs
+            if r.split == "stress"
+        ]
 
 
 @login_required
@@ -83,6 +100,7 @@ def decision_create_page(request: HttpRequest, key: str) -> HttpResponse:
             session_id=data["session"] or None,
             judge_id=data["judge"],
             study_id=data["oversight_study"] or None,
+            stress_run_id=data["stress_run"],
         )
         decision = decision_create(
             actor=request.user,
@@ -91,6 +109,7 @@ def decision_create_page(request: HttpRequest, key: str) -> HttpResponse:
             session=inputs.session,
             judge=inputs.judge,
             oversight_study=inputs.oversight_study,
+            stress_run=inputs.stress_run,
         )
     except ServiceError as error:
         form.add_error(error.field if error.field in form.fields else None, error.message)

@@ -77,9 +77,17 @@ def charter_estimates(
             estimate = _pass_hat_1(outputs, confidence, planned)
         elif metric_id == "dispersion":
             successes, trials = _successes(outputs)
-            estimate = dispersion_estimate(
-                successes, trials, confidence=confidence, planned_n=planned
-            )
+            if trials < 2:
+                estimate = _missing(
+                    metric_id,
+                    confidence,
+                    "A",
+                    f"dispersion needs K ≥ 2 repeats per task; the run has K = {trials}",
+                )
+            else:
+                estimate = dispersion_estimate(
+                    successes, trials, confidence=confidence, planned_n=planned
+                )
         elif metric_id == "cost_per_successful_task":
             estimate = _cost(outputs, confidence, planned)
         elif metric_id in ("catch_rate", "false_acceptance_rate") and oversight is not None:

@@ -21,8 +21,14 @@ def use_case_create(
     value_hypothesis: str,
     autonomy: int,
     consequence: int,
+    charter_owner: AbstractBaseUser | None = None,
 ) -> UseCase:
-    """Create a use case in stage 1; its creator becomes its charter owner."""
+    """Create a use case in stage 1; ``charter_owner`` (default: its creator) owns its charter.
+
+    An administrator creating a use case for a business owner names them; the creator then
+    holds no role on it.
+    """
+    owner = actor if charter_owner is None else charter_owner
     if UseCase.objects.filter(key=key).exists():
         raise ConflictError(f"a use case with key {key!r} already exists", field="key")
     use_case = UseCase(
@@ -38,7 +44,7 @@ def use_case_create(
     use_case.save()
     StageEvent.objects.create(use_case=use_case, stage=Stage.CHARTER, actor=actor)
     Membership.objects.create(
-        use_case=use_case, user=actor, role=Role.CHARTER_OWNER, granted_by=actor
+        use_case=use_case, user=owner, role=Role.CHARTER_OWNER, granted_by=actor
     )
     audit_record(
         actor=actor,
@@ -49,6 +55,7 @@ def use_case_create(
             "autonomy": f"A{autonomy}",
             "consequence": f"C{consequence}",
             "intensity": f"E{use_case.intensity}",
+            "charter_owner": owner.get_username(),
         },
     )
     return use_case
