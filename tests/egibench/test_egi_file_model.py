@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from egibench import cli
+from egibench import cli, harness
+from egibench.aggregate import load_routing
 from egibench.importers import (
     BenchmarkFileError,
     crmarena_file_model,
@@ -335,3 +336,21 @@ def test_import_refuses_another_models_file_until_its_in_file_name_is_given(
     artifact = run_import(tmp_path / "read", sources, "--file-model", f"{benchmark}=o3-mini")
     assert artifact["failed"] == []
     assert artifact["benchmarks"] == VALUES  # every value is exact in binary
+
+
+# --- `run`: the shipped registry writes files that name the model under test --------------
+
+
+def test_the_registry_runs_herb_for_the_model_its_file_names_carry() -> None:
+    routes = [(r.benchmark, r.sub_metric, r.bucket) for r in load_routing().routes]
+    registry = harness.load_registry(harness.DEFAULT_REGISTRY, routes=routes)
+    herb = registry.harnesses["herb"]
+    values = {name: f"<{name}>" for name in harness.PLACEHOLDERS}
+    values.update(python="py", model="o3-mini")
+    argvs = [harness.expand_command(command, values, []) for command in herb.commands]
+    # rag.py answers with the model under test, so output/…-o3-mini-1-*.pk is its run.
+    assert [a[1:] for a in argvs[:2]] == [
+        ["rag.py", "--mode", mode, "--model_name", "o3-mini"] for mode in ("ans", "unans")
+    ]
+    converted = [Path(arg).name for arg in argvs[-1][4:]]
+    assert [herb_file_model(name) for name in converted] == [("o3-mini", True)] * 2
