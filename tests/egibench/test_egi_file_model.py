@@ -19,12 +19,14 @@ import pytest
 from egibench import cli, harness
 from egibench.aggregate import load_routing
 from egibench.importers import (
+    IMPORTERS,
     BenchmarkFileError,
     crmarena_file_model,
     herb_file_model,
     import_crmarena,
     import_herb,
     import_mcp_universe,
+    import_results,
 )
 
 
@@ -354,3 +356,40 @@ def test_the_registry_runs_herb_for_the_model_its_file_names_carry() -> None:
     ]
     converted = [Path(arg).name for arg in argvs[-1][4:]]
     assert [herb_file_model(name) for name in converted] == [("o3-mini", True)] * 2
+
+
+# --- the documentation's table says which importers check, and they are the ones that do ---
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "egi-bench.md"
+NATIVE = Path(__file__).resolve().parent / "fixtures" / "native"
+
+
+def documented_checks() -> dict[str, bool]:
+    """``{importer: checked}`` from the table under "Which model a file is for"."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("### Which model a file is for") :].split("\n### ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {
+        row.split("`")[1]: "the file does not name its model: not checked" not in row
+        for row in rows
+    }
+
+
+def test_the_documented_table_covers_every_importer() -> None:
+    assert set(documented_checks()) == set(IMPORTERS)
+    unchecked = {name for name, checked in documented_checks().items() if not checked}
+    assert unchecked == {"userbench", "mcpeval", "benchforce"}
+
+
+@pytest.mark.parametrize("benchmark", sorted(IMPORTERS))
+def test_an_importer_refuses_another_models_file_exactly_when_the_docs_say_so(
+    benchmark: str,
+) -> None:
+    # The fixtures are gpt-4o's run (LoCoBench and PersonaBench hold a second model too).
+    if documented_checks()[benchmark]:
+        with pytest.raises(BenchmarkFileError, match="not for the requested model 'o3-mini'"):
+            import_results(benchmark, NATIVE / benchmark, model="o3-mini")
+    else:
+        assert import_results(benchmark, NATIVE / benchmark, model="o3-mini") == (
+            import_results(benchmark, NATIVE / benchmark, model="gpt-4o")
+        )
