@@ -773,7 +773,8 @@ def import_userbench(path: Path, *, model: str | None = None) -> dict[str, float
         The results file, or a directory holding one ``results_*.json`` (searched
         recursively; ``reward_cache_*.json`` is not read).
     model : str, optional
-        Unused: the file holds one model's run.
+        Unused: the file does not name its model (``save_name`` is the user's), so it is
+        not checked.
 
     Returns
     -------
@@ -929,7 +930,8 @@ def import_mcpeval(path: Path, *, model: str | None = None) -> dict[str, float]:
     path : Path
         A summary file or a directory searched recursively.
     model : str, optional
-        Unused: a summary covers one model's predictions.
+        Unused: a summary does not name its model (its stem is the predictions file's),
+        so it is not checked.
 
     Returns
     -------
@@ -1004,7 +1006,8 @@ def import_benchforce(path: Path, *, model: str | None = None) -> dict[str, floa
     path : Path
         A captured summary, a ``result.json``, or a directory of them.
     model : str, optional
-        Unused: a run tests one agent model.
+        Unused: neither the printed summary nor ``result.json`` names the agent model, so
+        they are not checked.
 
     Returns
     -------
@@ -1215,9 +1218,13 @@ def import_results(benchmark: str, path: Path, *, model: str | None = None) -> d
         The result file or directory the importer documents.
     model : str, optional
         The model whose results to read, as the files name it. Files that hold several
-        models (PersonaBench, LoCoBench) are read for it, and refused naming both when they
-        hold only other models; without it they must hold exactly one. ``egi-bench`` always
-        passes it (``--model``, or ``--file-model B=NAME`` for benchmark B).
+        models (PersonaBench, LoCoBench) are read for it; files that name the one model
+        they ran (CRMArena's and HERB's file names, MCP-Universe's ``**LLM:**`` line) are
+        checked against it. A file for another model is refused naming the file and both
+        models. UserBench, MCPEval and Benchforce files do not name their model and are
+        not checked. Without ``model`` nothing is checked, and a file holding several
+        models must hold exactly one. ``egi-bench`` always passes it (``--model``, or
+        ``--file-model B=NAME`` for benchmark B).
 
     Raises
     ------
