@@ -128,7 +128,8 @@ def _build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="B=NAME",
         help="the model's name inside benchmark B's result files, when it differs from "
-        "--model (PersonaBench, LoCoBench; repeatable, one per benchmark)",
+        "--model (CRMArena, HERB, MCP-Universe, PersonaBench, LoCoBench, whose files name "
+        "their model; repeatable, one per benchmark)",
     )
     _add_scoring_options(imp)
     imp.set_defaults(handler=_cmd_import)

@@ -294,7 +294,7 @@ def _pick_model(
 
     Without ``model`` the mapping must hold exactly one. With it, the key must be ``model``
     (or, when ``base_of`` is given, the one key whose ``base_of(key)`` is ``model``); a
-    file for another model is refused naming both.
+    file for another model is refused naming both (:func:`_other_model`).
     """
     names = ", ".join(sorted(by_model)) or "none"
     if model is None:
@@ -308,18 +308,71 @@ def _pick_model(
     matches = [key for key in by_model if base_of is not None and base_of(key) == model]
     if len(matches) == 1:
         return matches[0], by_model[matches[0]]
-    hint = f"set the in-file name with --file-model {benchmark}=NAME"
     if matches:
         found = ", ".join(sorted(matches))
         raise BenchmarkFileError(
-            path, where, f"holds {len(matches)} entries for model {model!r} ({found}); {hint}"
+            path,
+            where,
+            f"holds {len(matches)} entries for model {model!r} ({found}); "
+            f"{_file_model_hint(benchmark)}",
         )
-    raise BenchmarkFileError(
+    raise _other_model(
         path,
         f"{where}.{model}",
-        f"missing: the file holds results for {names}, not for the requested model "
-        f"{model!r}; refusing a file "
-        f"for another model ({hint} if it names this model differently)",
+        held=sorted(by_model),
+        model=model,
+        benchmark=benchmark,
+        key_missing=True,
+    )
+
+
+def _check_model(
+    named: str,
+    model: str | None,
+    path: Path,
+    where: str | None,
+    *,
+    benchmark: str,
+    source: str,
+) -> None:
+    """Refuse a file that names the model ``named`` when ``model`` was requested.
+
+    For the files that hold one model's run and say which (CRMArena's and HERB's file
+    names, MCP-Universe's ``**LLM:**`` line); ``source`` says where the file names it.
+    Without ``model`` nothing is checked.
+    """
+    if model is not None and named != model:
+        held = [f"{named!r} ({source})"]
+        raise _other_model(path, where, held=held, model=model, benchmark=benchmark)
+
+
+def _file_model_hint(benchmark: str) -> str:
+    return f"set the in-file name with --file-model {benchmark}=NAME"
+
+
+def _other_model(
+    path: Path,
+    where: str | None,
+    *,
+    held: Iterable[str],
+    model: str,
+    benchmark: str,
+    key_missing: bool = False,
+) -> BenchmarkFileError:
+    """The one refusal of a file for another model: it names the file, both models, the fix.
+
+    Every importer whose files name their model refuses through here, so the message and
+    the ``--file-model`` override read the same for all of them. ``key_missing``: ``where``
+    is the model's absent key in a per-model mapping (LoCoBench, PersonaBench).
+    """
+    names = ", ".join(held) or "none"
+    missing = "missing: " if key_missing else ""
+    return BenchmarkFileError(
+        path,
+        where,
+        f"{missing}the file holds results for {names}, not for the requested model "
+        f"{model!r}; refusing a file for another model ({_file_model_hint(benchmark)} if it "
+        "names this model differently)",
     )
 
 
@@ -353,7 +406,10 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
     path : Path
         A result file or a directory of them.
     model : str, optional
-        Unused: a CRMArena result file holds one model's run.
+        The model the run is for, as ``run_tasks.py --model`` names it in the file name:
+        a file named ``results_{other}_{strategy}_{category}.json`` is refused naming
+        both models. A file whose name does not follow that pattern names no model and is
+        not checked; neither is any file without ``model``.
 
     Returns
     -------
@@ -364,6 +420,9 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
     rewards: dict[str, list[float]] = defaultdict(list)
     seen: dict[Any, Path] = {}
     for file in _files(path, ["results_*.json"]):
+        named = crmarena_file_model(file.name)
+        if named is not None:
+            _check_model(named, model, file, None, benchmark="crmarena", source="by its file name")
         tasks = _as_list(_load_json(file), file, "(root)")
         _crmarena_keys_present(tasks, file)
         for index, task in enumerate(tasks):
@@ -386,6 +445,28 @@ def import_crmarena(path: Path, *, model: str | None = None) -> dict[str, float]
     if not rewards:
         raise BenchmarkFileError(path, "(root)", "no tasks: the result list is empty")
     return {key: _mean(values) for key, values in rewards.items()}
+
+
+CRMARENA_STRATEGIES = ("tool_call_superface", "tool_call_flex", "tool_call", "react", "act")
+"""``run_tasks.py --agent_strategy`` choices, which sit between the model and the category in
+the result file's name."""
+
+_CRMARENA_NAME = re.compile(
+    r"^results_(?P<model>.+)_(?:" + "|".join(CRMARENA_STRATEGIES) + r")_"
+    r"(?P<category>[a-z0-9_]+(?:,[a-z0-9_]+)*)\.json$"
+)
+
+
+def crmarena_file_model(name: str) -> str | None:
+    """Return the model a CRMArena result file's name gives, or ``None`` if it gives none.
+
+    ``run_tasks.py`` writes ``results_{model}_{agent_strategy}_{task_category}.json``; the
+    category is ``all``, one task type or a comma-separated list of them. The model is
+    what precedes the last ``_<strategy>_<category>``, so a model name may itself hold
+    underscores (``mixtral_8x22b_instruct``).
+    """
+    match = _CRMARENA_NAME.match(name)
+    return None if match is None else match["model"]
 
 
 CRMARENA_DICT_REWARD = "f1"
@@ -435,7 +516,11 @@ def import_herb(path: Path, *, model: str | None = None) -> dict[str, float]:
     path : Path
         A scored result (JSON or pickle), or a directory of them.
     model : str, optional
-        Unused: each HERB pickle holds one model's run.
+        The model the run is for, as ``rag.py --model_name`` names it in the file name
+        ``{emb}-{model}-{n}-{mode}`` (a ``/`` in the model written as ``_``): a result
+        for another model is refused naming both. The JSON's ``egi_converted_from.file``
+        (the pickle it came from) is checked the same way. A name not of that form names
+        no model and is not checked; neither is any file without ``model``.
 
     Returns
     -------
@@ -472,8 +557,12 @@ def import_herb(path: Path, *, model: str | None = None) -> dict[str, float]:
         files = [path]
     result: dict[str, float] = {}
     for file in files:
+        _herb_check_model(file.name, model, file, None)
         loaded = _load_json(file) if file.suffix == ".json" else _herb_pickle(file)
         data = _as_dict(loaded, file, "(root)")
+        converted = data.get("egi_converted_from")
+        if isinstance(converted, dict) and isinstance(converted.get("file"), str):
+            _herb_check_model(converted["file"], model, file, "egi_converted_from.file")
         if "unanswerable_results" in data:
             result.update(_herb_unanswerable(data, file))
         elif "gpt4-correctness" in data:
@@ -488,6 +577,43 @@ def import_herb(path: Path, *, model: str | None = None) -> dict[str, float]:
 
 
 HERB_CONVERTER = "egibench/harness_steps/herb_to_json.py"
+
+HERB_EMBEDDINGS = ("text-embedding-3-large", "text-embedding-3-small", "text-embedding-ada-002")
+"""OpenAI embedding models ``rag.py --embedding_model_name`` takes (the default first): a
+file name starting with one of them gives the model exactly."""
+
+_HERB_NAME = re.compile(r"^(?P<prefix>.+)-(?P<attempts>\d+)-(?:ans|unans)(?:\.[a-z]+)?$")
+
+
+def herb_file_model(name: str) -> tuple[str, bool] | None:
+    """Return what a HERB result file's name says of its model, or ``None`` if nothing.
+
+    ``rag.py`` writes ``output/{embedding_model_name}-{model_name}-{num_attempts}-{mode}.pk``
+    with each ``/`` of the model name written as ``_``. Returns ``(model, True)`` when the
+    name starts with a known embedding model (:data:`HERB_EMBEDDINGS`), else
+    ``(embedding-model, False)``: both names may hold hyphens, so only the end is the model.
+    """
+    match = _HERB_NAME.match(name)
+    if match is None:
+        return None
+    prefix = match["prefix"]
+    for embedding in HERB_EMBEDDINGS:
+        if prefix.startswith(f"{embedding}-") and len(prefix) > len(embedding) + 1:
+            return prefix[len(embedding) + 1 :], True
+    return prefix, False
+
+
+def _herb_check_model(name: str, model: str | None, file: Path, where: str | None) -> None:
+    named = herb_file_model(name)
+    if model is None or named is None:
+        return
+    found, exact = named
+    wanted = model.replace("/", "_")  # as rag.py writes it into the file name
+    if found == wanted if exact else found.endswith(f"-{wanted}"):
+        return
+    by = "by its file name" if where is None else f"by {where}"
+    held = f"{found!r} ({by})" if exact else f"{found!r} (<embedding model>-<model>, {by})"
+    raise _other_model(file, where, held=[held], model=model, benchmark="herb")
 
 
 def _herb_pickle(file: Path) -> Any:
@@ -647,7 +773,8 @@ def import_userbench(path: Path, *, model: str | None = None) -> dict[str, float
         The results file, or a directory holding one ``results_*.json`` (searched
         recursively; ``reward_cache_*.json`` is not read).
     model : str, optional
-        Unused: the file holds one model's run.
+        Unused: the file does not name its model (``save_name`` is the user's), so it is
+        not checked.
 
     Returns
     -------
@@ -696,7 +823,10 @@ def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, fl
     path : Path
         A report or a directory of reports.
     model : str, optional
-        Unused: a report holds one model's run.
+        The model the run is for, as each report's ``**LLM:** <type>: <model_name>`` line
+        names it (the domain YAML's ``kind: llm`` ``model_name``): a report for another
+        model, or one without the line, is refused naming the report. Without ``model``
+        nothing is checked.
 
     Returns
     -------
@@ -707,7 +837,9 @@ def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, fl
     outcomes: dict[str, list[float]] = defaultdict(list)
     seen: dict[str, Path] = {}
     for file in _files(path, ["report_*.md"], recursive=True):
-        for number, line in enumerate(_read_text(file).splitlines(), start=1):
+        lines = _read_text(file).splitlines()
+        _mcp_universe_check_model(lines, model, file)
+        for number, line in enumerate(lines, start=1):
             if not line.startswith("|**"):
                 continue
             where = f"line {number}"
@@ -738,6 +870,51 @@ def import_mcp_universe(path: Path, *, model: str | None = None) -> dict[str, fl
     return {f"pass_rate_{domain}": _mean(values) for domain, values in outcomes.items()}
 
 
+_MCP_UNIVERSE_LLM = re.compile(r"^\*\*LLM:\*\*(?P<spec>.*)$")
+
+
+def _mcp_universe_check_model(lines: list[str], model: str | None, file: Path) -> None:
+    """Refuse a report whose ``**LLM:** <type>: <model_name>`` lines name another model.
+
+    ``BenchmarkReport`` writes the line once per benchmark section, from the one
+    ``kind: llm`` config of the run (``spec.type``, ``spec.config.model_name``). The type
+    has no colon; the model name is everything after the first one (``llama3:8b`` keeps
+    its own).
+    """
+    if model is None:
+        return
+    found = False
+    for number, line in enumerate(lines, start=1):
+        match = _MCP_UNIVERSE_LLM.match(line.strip())
+        if match is None:
+            continue
+        found = True
+        kind, colon, named = match["spec"].partition(":")
+        named = named.strip()
+        if not colon or not kind.strip() or not named:
+            raise BenchmarkFileError(
+                file,
+                f"line {number}",
+                f"cannot read the model from {line.strip()!r} (expected **LLM:** <type>: <model>)",
+            )
+        _check_model(
+            named,
+            model,
+            file,
+            f"line {number}",
+            benchmark="mcp_universe",
+            source=f"by its **LLM:** line, type {kind.strip()}",
+        )
+    if not found:
+        raise BenchmarkFileError(
+            file,
+            "**LLM:**",
+            f"missing: the report does not say which model it ran (report.py writes "
+            f"'**LLM:** <type>: <model>' in its Benchmark Config), so it cannot be taken "
+            f"for {model!r}",
+        )
+
+
 # --- MCPEval -------------------------------------------------------------------------------
 
 
@@ -753,7 +930,8 @@ def import_mcpeval(path: Path, *, model: str | None = None) -> dict[str, float]:
     path : Path
         A summary file or a directory searched recursively.
     model : str, optional
-        Unused: a summary covers one model's predictions.
+        Unused: a summary does not name its model (its stem is the predictions file's),
+        so it is not checked.
 
     Returns
     -------
@@ -828,7 +1006,8 @@ def import_benchforce(path: Path, *, model: str | None = None) -> dict[str, floa
     path : Path
         A captured summary, a ``result.json``, or a directory of them.
     model : str, optional
-        Unused: a run tests one agent model.
+        Unused: neither the printed summary nor ``result.json`` names the agent model, so
+        they are not checked.
 
     Returns
     -------
@@ -1039,9 +1218,13 @@ def import_results(benchmark: str, path: Path, *, model: str | None = None) -> d
         The result file or directory the importer documents.
     model : str, optional
         The model whose results to read, as the files name it. Files that hold several
-        models (PersonaBench, LoCoBench) are read for it, and refused naming both when they
-        hold only other models; without it they must hold exactly one. ``egi-bench`` always
-        passes it (``--model``, or ``--file-model B=NAME`` for benchmark B).
+        models (PersonaBench, LoCoBench) are read for it; files that name the one model
+        they ran (CRMArena's and HERB's file names, MCP-Universe's ``**LLM:**`` line) are
+        checked against it. A file for another model is refused naming the file and both
+        models. UserBench, MCPEval and Benchforce files do not name their model and are
+        not checked. Without ``model`` nothing is checked, and a file holding several
+        models must hold exactly one. ``egi-bench`` always passes it (``--model``, or
+        ``--file-model B=NAME`` for benchmark B).
 
     Raises
     ------

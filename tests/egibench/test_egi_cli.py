@@ -42,7 +42,7 @@ EXPECTED_EGI = 68.0
 
 def inputs(tmp_path: Path, *, benchforce: str = BENCHFORCE_STDOUT) -> dict[str, Path]:
     crm = write_json(
-        tmp_path / "in" / "crm" / "results_m_react_all.json",
+        tmp_path / "in" / "crm" / "results_gpt-4o_react_all.json",
         [
             crm_task(1, "case_routing", 1),
             crm_task(2, "case_routing", 0),

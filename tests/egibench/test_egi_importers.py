@@ -947,7 +947,7 @@ def test_locobench_refuses_a_single_model_file_for_another_model(tmp_path: Path)
             [{"Noise": 0.0}],
             "[0].Statistics",
         ),
-        ("crmarena", "results_m_react_all.json", [{"task_id": 1}], "[0].task_type"),
+        ("crmarena", "results_gpt-4o_react_all.json", [{"task_id": 1}], "[0].task_type"),
         ("mcpeval", "airbnb/results/m_summary_analysis.json", {"summary": {}}, None),
     ],
 )

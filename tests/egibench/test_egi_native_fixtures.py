@@ -191,33 +191,62 @@ def test_rescore_of_all_eight_gives_every_bucket_from_its_sub_metrics(
     assert re.search(r"0\.7 -> +70\.00 +x 0\.2000", kqa)
 
 
-def test_a_multi_model_file_for_another_model_is_refused_naming_both(
+# The files that name their model (docs/egi-bench.md, "Which model a file is for"), each
+# with the file that names it; the other four (UserBench, MCPEval, Benchforce and, for
+# PersonaBench, the gpt-4o-mini cells it also holds) do not refuse gpt-4o-mini.
+NAMED_BY = {
+    "crmarena": ("results_gpt-4o_react_all.json", "'gpt-4o' (by its file name)"),
+    "herb": ("text-embedding-3-large-gpt-4o-1-ans.json", "'gpt-4o' (by its file name)"),
+    "mcp_universe": (
+        "report_20250101_120000_00000000-aaaa-4bbb-8ccc-dddddddddddd.md",
+        "'gpt-4o' (by its **LLM:** line, type openai)",
+    ),
+    "locobench": (
+        "gpt-4o_claude-sonnet-4_all_easy_20250101_120000_evaluation_results.json",
+        "claude-sonnet-4, gpt-4o",
+    ),
+}
+
+
+def test_a_file_for_another_model_is_refused_naming_both_models_and_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The LoCoBench file evaluated gpt-4o and claude-sonnet-4, not gpt-4o-mini.
+    # Every fixture is gpt-4o's run (LoCoBench's also claude-sonnet-4's), not gpt-4o-mini's.
     assert import_all(tmp_path, model="gpt-4o-mini") == 0
     err = capsys.readouterr().err
     (artifact,) = stored(tmp_path)
     failed = {row["benchmark"]: row["error"] for row in artifact["failed"]}
-    assert set(failed) == {"locobench"}
-    message = failed["locobench"]
-    assert "'gpt-4o-mini'" in message
-    assert "claude-sonnet-4, gpt-4o" in message
-    assert "--file-model locobench=NAME" in message
-    assert "locobench: FAILED" in err
+    assert set(failed) == set(NAMED_BY)
+    for benchmark, (name, held) in NAMED_BY.items():
+        message = failed[benchmark]
+        assert message.startswith(str(NATIVE / benchmark)) and f"/{name}: " in message
+        assert f"the file holds results for {held}, not for the requested model " in message
+        assert "'gpt-4o-mini'" in message
+        assert f"--file-model {benchmark}=NAME" in message
+        assert f"{benchmark}: FAILED" in err
     # PersonaBench's file does hold gpt-4o-mini's cells: (0.5·4 + 0.4·4) / 8 = 0.45.
     assert artifact["benchmarks"]["personabench"] == {"qa_accuracy": pytest.approx(0.45)}
+    # The formats that name no model are read whatever the model.
+    for benchmark in ("userbench", "mcpeval", "benchforce"):
+        assert artifact["benchmarks"][benchmark] == pytest.approx(EXPECTED[benchmark])
 
 
 def test_the_in_file_model_name_is_set_per_benchmark(tmp_path: Path) -> None:
-    # Named differently inside the LoCoBench file only; PersonaBench keeps --model.
-    assert (
-        import_all(tmp_path, "--file-model", "locobench=claude-sonnet-4", model="gpt-4o-mini") == 0
-    )
+    # Named differently inside each file; PersonaBench keeps --model.
+    options = [
+        "--file-model=locobench=claude-sonnet-4",
+        "--file-model=crmarena=gpt-4o",
+        "--file-model=herb=gpt-4o",
+        "--file-model=mcp_universe=gpt-4o",
+    ]
+    assert import_all(tmp_path, *options, model="gpt-4o-mini") == 0
     (artifact,) = stored(tmp_path)
     assert artifact["failed"] == []
+    assert artifact["model"] == "gpt-4o-mini"
     assert artifact["benchmarks"]["locobench"]["functional_correctness"] == 0.9
     assert artifact["benchmarks"]["personabench"] == {"qa_accuracy": pytest.approx(0.45)}
+    for benchmark in ("crmarena", "herb", "mcp_universe"):
+        assert artifact["benchmarks"][benchmark] == pytest.approx(EXPECTED[benchmark])
 
 
 @pytest.mark.parametrize(

@@ -214,7 +214,8 @@ for task_type, ids in subset["categories"].items():
     for position, task_id in enumerate(ids):
         rows.append({"task_id": f"{task_type}/{task_id}", "task_type": task_type, "gt_answer": "x",
                      "reward": rewards[task_type][position], "agent_info": {}, "traj": []})
-json.dump(rows, open(os.path.join(out, "results_m_react_all.json"), "w"))
+model = sys.argv[-1]  # as run_tasks.py names its file: results_{model}_{strategy}_{category}
+json.dump(rows, open(os.path.join(out, f"results_{model}_react_all.json"), "w"))
 json.dump(sorted(os.environ), open(os.path.join(out, "env-names.json"), "w"))
 print("base", os.environ["OPENAI_API_BASE"], "key", os.environ.get("OPENAI_API_KEY"))
 print("argv", sys.argv[3:])
