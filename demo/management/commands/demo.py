@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
 from demo.decisions import demo_decisions
-from demo.grading import demo_grading, demo_oversight
+from demo.grading import demo_grading, demo_oversight, demo_practice
 from demo.loaders import demo_evaluation_object, demo_runs
 from demo.scorecards import demo_scorecards
 from gates.decision_file import DecisionFileError, load_decision_file
@@ -66,6 +66,9 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write("══ Scorecards (signed off by the second line) and evidence packs ══")
         scorecards = demo_scorecards(decisions=decisions, out_dir=out_dir, log=self.stdout.write)
+        self.stdout.write("")
+        self.stdout.write("══ Left for you in the browser (no decision rests on these) ══")
+        demo_practice(objects=objects, runs=judged, log=self.stdout.write)
         self.stdout.write("")
         self.stdout.write(
             "══ The paper's Table 4 figures (illustrative decision inputs, not the evidence) ══"
