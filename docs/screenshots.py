@@ -126,7 +126,7 @@ def main(base: str) -> None:
         page.goto(use_case + "runs/")
         runs = {href for href in links(page) if re.search(rf"/use-cases/{KEY}/runs/\d+/$", href)}
         page.goto(min(runs, key=lambda href: int(href.rstrip("/").rsplit("/", 1)[-1])))
-        shot(page, "run-judge")
+        shot(page, "run-judge", height=2000)  # progress, its judging and "Judge this run"
 
         # 6. Grading: agreement on the closed session, the oversight study's results.
         page.goto(use_case + "grading/")

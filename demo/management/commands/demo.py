@@ -1,8 +1,11 @@
 """``enterpriseval demo``: the product's main job on the bundled credit-memo example.
 
-Loads ``examples/credit_memo/`` (seed 003 Use Case B, both models), runs the gate in point
-and conservative mode, prints the results, shows that the paper's printed inverted pair is
-refused, and writes one decision PDF per model under ``out/``.
+Loads ``examples/credit_memo/`` (seed 003 Use Case B, both models) through the services the
+web app calls: runs imported and judged, a grading session graded, adjudicated and closed, an
+oversight study, a decision per σ recorded by ``decision_create`` and its scorecard signed off;
+then a practice session and study for a person to try in the browser (no decision rests on
+them), the paper's Table 4 figures gated in point and conservative mode, the refusal of the
+paper's printed inverted pair, and one decision PDF per model under ``out/``.
 """
 
 from __future__ import annotations
