@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard docs-previews lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard docs-previews docs-screenshots lint format
 
 setup: system-packages venv migrate
 
@@ -86,6 +86,16 @@ docs-previews:
 	  pdftoppm -png -r 80 -f $$page -l $$page -singlefile out/credit_memo_$${sigma}_scorecard.pdf \
 	    docs/scorecard-$${sigma}-page-$$page || exit 1; \
 	done; done; ls docs/scorecard-*-page-*.png
+
+# The README's screenshots, from the demo database in headless Chromium (run
+# `ENTERPRISEVAL_DEMO_PASSWORD=... make demo` first, with the same password here).
+SCREENSHOT_PORT ?= 8765
+docs-screenshots: venv
+	@test -n "$$ENTERPRISEVAL_DEMO_PASSWORD" || { echo "Set ENTERPRISEVAL_DEMO_PASSWORD to the value make demo ran with."; exit 2; }
+	@mkdir -p var
+	@$(PY) manage.py runserver --noreload 127.0.0.1:$(SCREENSHOT_PORT) >var/screenshots-server.log 2>&1 & server=$$!; \
+	trap "kill $$server 2>/dev/null" EXIT INT TERM; \
+	$(PY) docs/screenshots.py http://127.0.0.1:$(SCREENSHOT_PORT)
 
 bench-scorecard: venv
 	$(PY) -m bench.cases_scorecard

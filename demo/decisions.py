@@ -1,11 +1,11 @@
 """Real decisions in the demo: both σ gated on the evidence, compared with the planted truth.
 
 After the simulated graders and reviewers (``demo.grading``), ``make demo`` computes a
-decision for each σ from its imported outputs, the offline judge, the grading session and the
-oversight study, through the service the web UI, the API and the CLI call
-(``decision_create``), and prints each gated metric's estimate beside its true value from the
-example's truth files. A decision is recorded once per state of the evidence: running the demo
-again finds it.
+decision for each σ from its imported outputs, the offline judge, the closed grading session
+and the complete oversight study, through the service the web UI, the API and the CLI call
+(``decision_create``, with no way round its refusals), and prints each gated metric's
+estimate beside its true value from the example's truth files. A decision is recorded once
+per state of the evidence: running the demo again finds it.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def demo_decisions(
             .first()
         )
         if decision is None:
-            # The session keeps work for a person to finish in the browser (demo.grading).
+            # Exactly what the web form, the API and `enterpriseval decide` call: the session
+            # is closed (demo.grading), so none of SPEC §6.1's refusals applies.
             decision = decision_create(
                 actor=owner,
                 charter=charter,
@@ -92,7 +93,6 @@ def demo_decisions(
                 session=session,
                 judge=judge,
                 oversight_study=study,
-                allow_open_session=True,
             )
         decisions.append(decision)
         _print(decision, true_rates(example_dir / f"truth-{judged.sigma}.jsonl"), log)
@@ -123,7 +123,7 @@ def _print(decision: Decision, truth: dict[str, float], log: Callable[[str], Non
             f"  {metric['id']:<27} {estimate.get('mode', '—'):<4} "
             f"{'—' if point is None else f'{point:.1f}':>8} {interval:>17} "
             f"{'—' if true is None else f'{true:.1f}':>6} {gap:>6}  "
-            f"{'—' if kappa is None else f'{kappa:.2f}'}"
+            f"{'—' if kappa is None else f'{kappa:.3f}'}"
         )
     for reason in gate["reasons"][:4]:
         log(f"  · {reason}")

@@ -2,11 +2,14 @@
 
 ``make demo`` draws a seeded stratified sample of 40 credit-memo outputs of each σ (the
 planned n is per σ), assigns each to two of three graders, loads the simulated graders'
-answers (``examples/credit_memo/make_grades.py``: known error rates) through the same services
-as the browser's autosave and submit, has the
-adjudicator resolve the disagreements with the planted truth, and leaves the last artefacts of
-``demo-grader`` and the disputes of one artefact for a person to finish in the browser. Every
-step is idempotent: a second run finds what the first made.
+answers (``examples/credit_memo/make_grades.py``: known error rates of 2–5 % per field)
+through the same services as the browser's autosave and submit, and has the adjudicator
+resolve every disagreement with the planted truth. The session is then closed: every
+assignment submitted, every disagreement adjudicated, as ``decision_create`` requires.
+
+What is left for a person to try in the browser lives apart, in a small practice session and
+a practice oversight study that no decision rests on (:func:`demo_practice`). Every step is
+idempotent: a second run finds what the first made.
 """
 
 from __future__ import annotations
@@ -45,12 +48,19 @@ from grading.services.sessions import session_create
 SESSION_NAME = "Credit memo blind review, round 1"
 SESSION_SEED = 20261130
 SAMPLE_SIZE = 40  # per σ: the planned n is per σ (SPEC §5.3), so 80 outputs over the two σ
-LEFT_FOR_BROWSER = 2
-BROWSER_GRADER = "demo-grader"
 STUDY_NAME = "Credit memo review queue, round 1"
 STUDY_SEED = 20261201
 STUDY_ITEMS_PER_REVIEWER = 30
 STUDY_DEFECT_SHARE = 0.4
+
+#: The person's own work in the browser: a practice session and study no decision rests on.
+BROWSER_GRADER = "demo-grader"
+PRACTICE_SESSION_NAME = "Credit memo practice round (no decision rests on it)"
+PRACTICE_SESSION_SEED = 20261202
+PRACTICE_SAMPLE_SIZE = 3  # per σ: 6 outputs, 12 assignments over the three graders
+PRACTICE_STUDY_NAME = "Credit memo review queue, practice (no decision rests on it)"
+PRACTICE_STUDY_SEED = 20261203
+PRACTICE_STUDY_ITEMS = 10
 
 
 AGREEMENT_DRAWS = 200
@@ -62,17 +72,32 @@ class DemoGrading:
     submitted: int
     assignments: int
     adjudicated: int
-    pending_disputes: int
     agreement: AgreementReport
     expected: dict[str, tuple[float, float, float]]  # field → (mean, 2.5 %, 97.5 %) of α
+
+
+@dataclass(frozen=True)
+class DemoPractice:
+    session: GradingSession
+    study: OversightStudy
+    left_to_grade: int  # BROWSER_GRADER's assignments not yet submitted
+    left_to_adjudicate: int  # disagreements between the simulated graders, not adjudicated
+    left_to_review: int  # BROWSER_GRADER's undecided oversight items
 
 
 def demo_grading(
     *, objects: DemoObjects, runs: Sequence[JudgedRun], log: Callable[[str], None]
 ) -> DemoGrading:
-    """Create (or find) the demo's grading session and load the simulated graders' work."""
-    users = {u.username: u for u in get_user_model().objects.filter(username__startswith="demo-")}
-    session = _session(objects.use_case, runs, users)
+    """Create (or find) the demo's grading session, grade it, adjudicate it, close it."""
+    users = _demo_users()
+    session = _session(
+        objects.use_case,
+        runs,
+        users,
+        name=SESSION_NAME,
+        sample_size=SAMPLE_SIZE,
+        seed=SESSION_SEED,
+    )
     log(
         f"session {session.public_id} '{session.name}': {session.design} sample of "
         f"{session.sample_size} of {session.population_size} outputs (seed {session.seed}), "
@@ -87,50 +112,19 @@ def demo_grading(
             + ", ".join(f"{pi:.4f}" for pi in arm["inclusion_probabilities"].values())
         )
     sigma_of = {judged.run.pk: judged.sigma for judged in runs}
-    graders = {g.username: g for g in make_grades.GRADERS}
-    assignments = list(
-        Assignment.objects.filter(session=session)
-        .select_related("grader", "artefact__output", "artefact__task", "session")
-        .order_by("grader__username", "position")
-    )
-    per_grader: dict[str, int] = {}
-    for assignment in assignments:
-        per_grader[assignment.grader.username] = per_grader.get(assignment.grader.username, 0) + 1
-    loaded = 0
-    for assignment in assignments:
-        username = assignment.grader.username
-        if assignment.status == AssignmentStatus.SUBMITTED:
-            continue
-        if username == BROWSER_GRADER and assignment.position > per_grader[username] - (
-            LEFT_FOR_BROWSER
-        ):
-            continue
-        output = assignment.artefact.output
-        assert output is not None
-        answers, seconds = make_grades.grader_answers(
-            graders[username],
-            sigma_of[output.run_id],
-            assignment.artefact.task.external_id,
-            output.repeat_index,
-        )
-        _load(assignment, answers, seconds)
-        loaded += 1
-    submitted = sum(
-        1
-        for a in Assignment.objects.filter(session=session)
-        if a.status == AssignmentStatus.SUBMITTED
-    )
+    loaded, submitted, total = _grade(session, sigma_of, skip=())
     log(
-        "simulated graders (error rates "
+        "simulated graders (error rate per field "
         + ", ".join(f"{g.username} {g.error_rate:.0%}" for g in make_grades.GRADERS)
-        + f"): {submitted} of {len(assignments)} assignments submitted"
+        + f"): {submitted} of {total} assignments submitted"
         + (f" ({loaded} loaded now)" if loaded else "")
-        + f"; {LEFT_FOR_BROWSER} left for {BROWSER_GRADER} to grade in the browser"
     )
-    adjudicated, pending = _adjudicate(session, sigma_of, users["demo-adjudicator"])
+    adjudicated, pending = _adjudicate(
+        session, sigma_of, users["demo-adjudicator"], resolve_all=True
+    )
     log(
-        f"adjudication: {adjudicated} disputed fields resolved with the planted truth; "
-        f"{pending} left in the queue for demo-adjudicator"
+        f"adjudication: {adjudicated} disputed fields resolved by demo-adjudicator with the "
+        f"planted truth; {pending} pending — the session is closed"
     )
     report = agreement_report(session=session)
     expected = _expected_agreement(
@@ -153,7 +147,102 @@ def demo_grading(
         )
     eligible = [r.metric_id for r in report.eligibility if r.eligibility and r.eligibility.eligible]
     log(f"  gate-eligible human-graded metrics: {', '.join(eligible) or 'none'}")
-    return DemoGrading(session, submitted, len(assignments), adjudicated, pending, report, expected)
+    return DemoGrading(session, submitted, total, adjudicated, report, expected)
+
+
+def demo_practice(
+    *, objects: DemoObjects, runs: Sequence[JudgedRun], log: Callable[[str], None]
+) -> DemoPractice:
+    """Create (or find) the practice session and study left for a person in the browser.
+
+    A small grading session over the same runs: the two other simulated graders grade their
+    assignments, ``demo-grader``'s are left to grade in the browser, and the disagreements on
+    the artefacts the simulated graders share are left for ``demo-adjudicator``. A practice
+    oversight study gives ``demo-grader`` a blind review queue. No decision rests on either.
+    """
+    users = _demo_users()
+    session = _session(
+        objects.use_case,
+        runs,
+        users,
+        name=PRACTICE_SESSION_NAME,
+        sample_size=PRACTICE_SAMPLE_SIZE,
+        seed=PRACTICE_SESSION_SEED,
+    )
+    sigma_of = {judged.run.pk: judged.sigma for judged in runs}
+    _grade(session, sigma_of, skip=(BROWSER_GRADER,))
+    _adjudicated, pending = _adjudicate(
+        session, sigma_of, users["demo-adjudicator"], resolve_all=False
+    )
+    left_to_grade = (
+        Assignment.objects.filter(session=session, grader__username=BROWSER_GRADER)
+        .exclude(status=AssignmentStatus.SUBMITTED)
+        .count()
+    )
+    study = OversightStudy.objects.filter(
+        use_case=objects.use_case, name=PRACTICE_STUDY_NAME
+    ).first()
+    if study is None:
+        study = oversight_study_create(
+            actor=users["demo-owner"],
+            use_case=objects.use_case,
+            name=PRACTICE_STUDY_NAME,
+            runs=[judged.run for judged in runs],
+            reviewers=[users[BROWSER_GRADER]],
+            items_per_reviewer=PRACTICE_STUDY_ITEMS,
+            defect_share=STUDY_DEFECT_SHARE,
+            seed=PRACTICE_STUDY_SEED,
+        )
+    left_to_review = OversightItem.objects.filter(study=study, decided_at__isnull=True).count()
+    log(
+        f"practice session {session.public_id} '{session.name}': {session.sample_size} outputs; "
+        f"{left_to_grade} assignments left for {BROWSER_GRADER} to grade at /grading/, "
+        f"{pending} disagreements between the simulated graders left for demo-adjudicator "
+        "in its adjudication queue"
+    )
+    log(
+        f"practice oversight study {study.public_id} '{study.name}': {left_to_review} copies "
+        f"left for {BROWSER_GRADER} to review"
+    )
+    return DemoPractice(session, study, left_to_grade, pending, left_to_review)
+
+
+def _demo_users() -> dict:
+    return {u.username: u for u in get_user_model().objects.filter(username__startswith="demo-")}
+
+
+def _grade(
+    session: GradingSession, sigma_of: dict[int, str], *, skip: Sequence[str]
+) -> tuple[int, int, int]:
+    """Load the simulated graders' answers on every open assignment but ``skip``'s graders'.
+
+    Return (loaded now, submitted, assignments).
+    """
+    graders = {g.username: g for g in make_grades.GRADERS}
+    assignments = list(
+        Assignment.objects.filter(session=session)
+        .select_related("grader", "artefact__output", "artefact__task", "session")
+        .order_by("grader__username", "position")
+    )
+    loaded = 0
+    for assignment in assignments:
+        username = assignment.grader.username
+        if assignment.status == AssignmentStatus.SUBMITTED or username in skip:
+            continue
+        output = assignment.artefact.output
+        assert output is not None
+        answers, seconds = make_grades.grader_answers(
+            graders[username],
+            sigma_of[output.run_id],
+            assignment.artefact.task.external_id,
+            output.repeat_index,
+        )
+        _load(assignment, answers, seconds)
+        loaded += 1
+    submitted = Assignment.objects.filter(
+        session=session, status=AssignmentStatus.SUBMITTED
+    ).count()
+    return loaded, submitted, len(assignments)
 
 
 def _expected_agreement(
@@ -190,20 +279,28 @@ def _expected_agreement(
     }
 
 
-def _session(use_case: UseCase, runs: Sequence[JudgedRun], users: dict) -> GradingSession:
-    existing = GradingSession.objects.filter(use_case=use_case, name=SESSION_NAME).first()
+def _session(
+    use_case: UseCase,
+    runs: Sequence[JudgedRun],
+    users: dict,
+    *,
+    name: str,
+    sample_size: int,
+    seed: int,
+) -> GradingSession:
+    existing = GradingSession.objects.filter(use_case=use_case, name=name).first()
     if existing is not None:
         return existing
     return session_create(
         actor=users["demo-owner"],
         use_case=use_case,
-        name=SESSION_NAME,
+        name=name,
         runs=[judged.run for judged in runs],
         graders=[users[g.username] for g in make_grades.GRADERS],
         adjudicators=[users["demo-adjudicator"]],
         design="stratified",
-        sample_size=SAMPLE_SIZE,
-        seed=SESSION_SEED,
+        sample_size=sample_size,
+        seed=seed,
     )
 
 
@@ -226,8 +323,12 @@ def _load(assignment: Assignment, answers: dict[str, dict[str, str]], seconds: f
 
 
 def _adjudicate(
-    session: GradingSession, sigma_of: dict[int, str], adjudicator: object
+    session: GradingSession, sigma_of: dict[int, str], adjudicator: object, *, resolve_all: bool
 ) -> tuple[int, int]:
+    """Resolve the session's disagreements with the planted truth, or leave them all.
+
+    Return (adjudicated, pending) disputed fields.
+    """
     artefacts = list(
         SessionArtefact.objects.filter(session=session)
         .select_related("output", "task", "session")
@@ -235,14 +336,13 @@ def _adjudicate(
     )
     by_pk = {a.pk: a for a in artefacts}
     disputes = [fv for fv in submitted_field_values(artefacts) if not fv.agreed]
-    left_artefact = next((fv.artefact_id for fv in disputes), None)
     done = pending = 0
     guidance = make_grades.task_guidance()
     for fv in disputes:
         if fv.adjudicated is not None:
             done += 1
             continue
-        if fv.artefact_id == left_artefact:
+        if not resolve_all:
             pending += 1
             continue
         artefact = by_pk[fv.artefact_id]
@@ -272,9 +372,11 @@ def demo_oversight(
     """Create (or find) the demo's oversight study and load the simulated reviewers' decisions.
 
     ``demo-grader-2`` and ``demo-grader-3`` review with known catch rates
-    (``make_grades.REVIEWERS``); ``demo-grader``'s queue is left for a person.
+    (``make_grades.REVIEWERS``) and decide every copy of their queues: the study is complete
+    before a decision rests on it. ``demo-grader``'s queue is a separate practice study
+    (:func:`demo_practice`).
     """
-    users = {u.username: u for u in get_user_model().objects.filter(username__startswith="demo-")}
+    users = _demo_users()
     study = OversightStudy.objects.filter(use_case=objects.use_case, name=STUDY_NAME).first()
     if study is None:
         study = oversight_study_create(
@@ -282,7 +384,7 @@ def demo_oversight(
             use_case=objects.use_case,
             name=STUDY_NAME,
             runs=[judged.run for judged in runs],
-            reviewers=[users[BROWSER_GRADER], *(users[r.username] for r in make_grades.REVIEWERS)],
+            reviewers=[users[r.username] for r in make_grades.REVIEWERS],
             items_per_reviewer=STUDY_ITEMS_PER_REVIEWER,
             defect_share=STUDY_DEFECT_SHARE,
             seed=STUDY_SEED,
@@ -292,9 +394,7 @@ def demo_oversight(
         "reviewer"
     )
     for item in items.order_by("reviewer__username", "position"):
-        reviewer = reviewers.get(item.reviewer.username)
-        if reviewer is None:
-            continue
+        reviewer = reviewers[item.reviewer.username]
         decision, flags, seconds = make_grades.reviewer_decision(
             reviewer,
             f"{study.seed}:{reviewer.username}:{item.position}",
@@ -309,14 +409,14 @@ def demo_oversight(
         )
     results = oversight_results(study=study)
     overall = results.overall
-    seeded = {r.username: r.catch.n for r in results.reviewers if r.username in reviewers}
+    seeded = {r.username: r.catch.n for r in results.reviewers}
     expected = sum(reviewers[u].catch_rate * n for u, n in seeded.items()) / max(
         sum(seeded.values()), 1
     )
     log(
         f"oversight study {study.public_id} '{study.name}': {results.items} copies in "
-        f"{len(results.reviewers)} blind queues, {overall.catch.n} seeded defects decided; "
-        f"{STUDY_ITEMS_PER_REVIEWER} left for {BROWSER_GRADER} in the browser"
+        f"{len(results.reviewers)} blind queues, every copy decided "
+        f"({overall.catch.n} with a seeded defect)"
     )
     log(
         f"  ρ_catch {_share(overall.catch)} — simulated reviewers' known catch rate "

@@ -27,8 +27,8 @@ from charters.services.configurations import configuration_upload
 from charters.services.task_sets import task_set_import
 from charters.services.use_cases import membership_grant, use_case_create
 from enterpriseval.stats import cohens_kappa
-from runs.models import JudgeScore, Run, Unit, UnitKind
-from runs.services.judging import judge_get_or_create, judge_run
+from runs.models import JudgeScore, JudgingStatus, Run, Unit, UnitKind
+from runs.services.judging import judge_get_or_create, run_judge_execute, run_judge_start
 from runs.services.outputs import output_import
 
 USE_CASE_KEY = "CREDIT-MEMO-B"
@@ -237,8 +237,18 @@ def demo_runs(
         )
         complete = scored_units == units
         if not complete:
-            summary = judge_run(actor=model_owner, run=run, judge=judge, purpose=Treatment.GATED)
-            complete = summary.complete
+            # What "Judge this run" does, run in-process instead of by a worker.
+            judging = run_judge_start(
+                actor=model_owner,
+                run=run,
+                kind="offline",
+                purpose=Treatment.GATED,
+                enqueue=False,
+            )
+            judging = run_judge_execute(judging_id=judging.pk)
+            if judging.status == JudgingStatus.FAILED:
+                raise RuntimeError(f"judging {judging.pk} of run {run.pk} failed: {judging.error}")
+            complete = judging.status == JudgingStatus.COMPLETED
         agreement, kappa = _supported_against_truth(
             run, judge, example_dir / f"truth-{sigma}.jsonl"
         )

@@ -282,7 +282,6 @@ def decision_compute(
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
     stress_run: Run | None = None,
-    open_session: Mapping[str, int] | None = None,
 ) -> Decision:
     """Estimate every charter metric on ``run``, gate on conservative bounds and record it.
 
@@ -293,7 +292,7 @@ def decision_compute(
     Undetermined where SPEC §6.1/§6.4 require: a gated metric without an estimate, a
     human-graded metric whose agreement is below the κ target, or evidence the use case's
     intensity requires that is missing. Users record through :func:`decision_create`, which
-    refuses what SPEC §6.1 refuses; ``open_session`` counts the work a demo session left open.
+    refuses what SPEC §6.1 refuses (an open grading session among them).
     """
 
     estimates = charter_estimates(
@@ -330,8 +329,6 @@ def decision_compute(
         evidence["judge_rubric_sha256"] = judge.rubric_sha256
     if session is not None:
         evidence["grades_sha256"] = grades_digest(session=session)
-    if open_session:
-        evidence["session_open_work"] = dict(open_session)
     return decision_record(
         actor=actor,
         charter=charter,
@@ -455,7 +452,6 @@ def decision_create(
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
     stress_run: Run | None = None,
-    allow_open_session: bool = False,
 ) -> Decision:
     """Record the decision a user asks for (web UI, REST API, CLI), or refuse saying why.
 
@@ -466,10 +462,8 @@ def decision_create(
     adjudicated); a judge whose model is σ's own while the charter gates a metric (SPEC §2);
     no session, judge or study where the use case's intensity requires one (SPEC §6.4); a
     stress-split run (reported apart, SPEC §9) that is not a completed stress-split run of the
-    same σ. Graders never record a decision, even holding another role.
-
-    ``allow_open_session`` is for the demo alone, which leaves grading for a person to finish
-    in the browser; the decision's evidence then counts the open work.
+    same σ. Graders never record a decision, even holding another role. The demo records through
+    here too, on a closed session: there is no way round the refusals.
     """
     use_case = charter.use_case
     held = require_role(actor, use_case, DECISION_ROLES)
@@ -480,7 +474,7 @@ def decision_create(
         )
     _refuse_charter(charter)
     _refuse_run(use_case, run)
-    open_work = _refuse_session(use_case, run, session, allow_open=allow_open_session)
+    _refuse_session(use_case, run, session)
     _refuse_judge(charter, run, judge)
     _refuse_study(use_case, run, oversight_study)
     _refuse_stress_run(run, stress_run)
@@ -493,7 +487,6 @@ def decision_create(
         judge=judge,
         oversight_study=oversight_study,
         stress_run=stress_run,
-        open_session=open_work,
     )
 
 
@@ -547,12 +540,10 @@ def _refuse_run(use_case: UseCase, run: Run) -> None:
         )
 
 
-def _refuse_session(
-    use_case: UseCase, run: Run, session: GradingSession | None, *, allow_open: bool
-) -> dict[str, int] | None:
-    """Refuse a session that cannot be used; return its open work when ``allow_open``."""
+def _refuse_session(use_case: UseCase, run: Run, session: GradingSession | None) -> None:
+    """Refuse a session of another use case, that did not sample ``run``, or still open."""
     if session is None:
-        return None
+        return
     if session.use_case_id != use_case.pk:
         raise ServiceError(
             f"Grading session {session.public_id} belongs to another use case; choose a "
@@ -568,9 +559,7 @@ def _refuse_session(
     detail = session_detail(session=session)
     unsubmitted = detail.progress.assignments - detail.progress.submitted
     pending = detail.disputes_pending
-    if not unsubmitted and not pending:
-        return None
-    if not allow_open:
+    if unsubmitted or pending:
         raise ConflictError(
             f"Grading session {session.public_id} ({session.name}) is still open: "
             f"{unsubmitted} of {detail.progress.assignments} assignments not submitted and "
@@ -579,7 +568,6 @@ def _refuse_session(
             "resolve every disagreement, then record it.",
             field="session",
         )
-    return {"assignments_not_submitted": unsubmitted, "disagreements_pending": pending}
 
 
 def _refuse_judge(charter: Charter, run: Run, judge: Judge | None) -> None:

@@ -31,6 +31,7 @@ from charters.permissions import use_case_for_unblinded
 from egibench.selectors import egi_evidence_for
 from enterpriseval.plotting import svg_data_uri
 from enterpriseval.values import number_text
+from gates.amounts import metric_currency
 from gates.models import Decision
 from gates.selectors import Plot, decision_plots, gate_result_from_dict, value_estimate_from_dict
 from grading.rubric import RUBRIC_VERSION
@@ -368,6 +369,7 @@ def _gated_metrics(
                 "estimator": estimate.get("estimator", ""),
                 "confidence": estimate.get("confidence"),
                 "reason": estimate.get("reason", ""),
+                "currency": metric_currency(metric["id"]) or None,
             }
         )
     return rows
@@ -395,6 +397,7 @@ def _informational(
                 "label": _label(names, metric_id),
                 "why_not_gated": reasons.get(metric_id, "reported only"),
                 **_estimate_summary(estimate),
+                "currency": metric_currency(metric_id) or None,
             }
         )
     return rows

@@ -7,6 +7,7 @@ present; :func:`final_scorecard` fills the committee's fields and signs it off a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from charters.models import Charter
@@ -14,6 +15,7 @@ from demo.testing.decisions import SIGMA_OF_MODEL, decide
 from demo.testing.grading import GradingWorld, fill
 from gates.models import Decision
 from gates.services import value_for
+from metrics.estimate import MetricEstimate
 from scorecards.models import Scorecard
 from scorecards.services import scorecard_create, scorecard_sign_off, scorecard_update
 
@@ -25,11 +27,17 @@ COMMITTEE_FIELDS = {
 
 
 def recorded_decision(
-    world: GradingWorld, model: str = "gemini-2.5", *, grade: bool = True, value: bool = True
+    world: GradingWorld,
+    model: str = "gemini-2.5",
+    *,
+    grade: bool = True,
+    value: bool = True,
+    estimates: Sequence[MetricEstimate] | None = None,
 ) -> Decision:
     """Record a decision on ``model``'s run of ``world`` from the example's estimates.
 
-    ``value=False`` records it without a value estimate (as if the charter gave no inputs).
+    ``value=False`` records it without a value estimate (as if the charter gave no inputs);
+    ``estimates`` replaces the example's.
     """
     if grade:
         for assignment in world.assignments_of(world.graders[0])[:2]:
@@ -39,6 +47,7 @@ def recorded_decision(
     return decide(
         world,
         model,
+        estimates=estimates,
         charter=charter,
         session=world.session,
         value=value_for(charter=charter, run=run, session=None, judge=None, study=None)

@@ -1,6 +1,7 @@
 """``make demo``: the credit-memo example end to end, with PDFs read back."""
 
 import hashlib
+import json
 from io import StringIO
 from pathlib import Path
 
@@ -12,10 +13,18 @@ from audit.models import AuditEntry
 from audit.selectors import audit_verify
 from charters.models import Charter, Configuration, TaskSet, UseCase
 from demo.decisions import true_rates
+from demo.grading import (
+    PRACTICE_SESSION_NAME,
+    PRACTICE_STUDY_NAME,
+    SESSION_NAME,
+    STUDY_NAME,
+)
 from examples.credit_memo import generate
 from gates.models import Decision
 from grading.models import Adjudication, GradingSession, OversightStudy
-from runs.models import JudgeScore, Run, Unit
+from grading.selectors.agreement import agreement_report
+from grading.selectors.sessions import session_detail
+from runs.models import JudgeScore, Judging, Run, Unit
 from scorecards.evidence import evidence_verify
 from scorecards.fields import TABLE_11
 from scorecards.models import Scorecard, ScorecardStatus
@@ -61,49 +70,105 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         scored = JudgeScore.objects.filter(unit__output__run=run).values("unit").distinct().count()
         assert scored == units
     assert output.count("offline judge vs planted truth") == 2
+    # Judged as "Judge this run" judges (a Judging record the run page shows), in-process.
+    assert [j.status for j in Judging.objects.filter(run__in=runs).order_by("run")] == [
+        "completed",
+        "completed",
+    ]
+    assert AuditEntry.objects.filter(action="run.judge_start").count() == 2
 
     # A blinded grading session: 40 outputs of each σ (the planned n is per σ), two of three
-    # simulated graders each, all submitted but the two left for a person, disputes
-    # adjudicated but one artefact's.
-    session = GradingSession.objects.get(use_case=use_case)
+    # simulated graders each (2 %, 3 % and 5 % errors per field), closed before any decision
+    # rests on it: every assignment submitted, every disagreement adjudicated.
+    session = GradingSession.objects.get(use_case=use_case, name=SESSION_NAME)
     assert (session.sample_size, session.population_size) == (80, 130)
     assert [(arm["sampled"], arm["population"]) for arm in session.arms] == [(40, 65), (40, 65)]
     assert session.artefacts.count() == 80
     statuses = list(session.assignments.values_list("status", flat=True))
-    assert len(statuses) == 160 and statuses.count("submitted") == 158
-    assert AuditEntry.objects.filter(action="assignment.submit").count() == 158
-    assert Adjudication.objects.filter(artefact__session=session).exists()
-    assert "left in the queue for demo-adjudicator" in output
+    assert len(statuses) == 160 and set(statuses) == {"submitted"}
+    assert "error rate per field demo-grader 2%, demo-grader-2 3%, demo-grader-3 5%" in output
+    assert "160 of 160 assignments submitted" in output
+    closed = session_detail(session=session)
+    assert closed.disputes_pending == 0 and closed.disputes_adjudicated > 0
+    adjudicated = Adjudication.objects.filter(artefact__session=session).count()
+    assert adjudicated == closed.disputes_adjudicated
+    assert (
+        f"adjudication: {adjudicated} disputed fields resolved by demo-adjudicator with the "
+        "planted truth; 0 pending — the session is closed"
+    ) in output
     # Agreement per rubric field falls within the 95 % spread that the graders' known error
     # rates give over re-simulations of the same design. Each of the 8 bands is missed 5 % of
     # the time, so all 8 inside holds for only ~66 % of seeds (0.95^8); the graders' draws follow
     # database ids, which differ between the suite's SQLite and PostgreSQL runs. At most one
     # field outside has probability ~94 % (1 − 0.95^8 − 8·0.05·0.95^7 ≈ 5.7 % to miss it).
-    agreement = output.split("agreement on the 78 fully graded artefacts")[1].split("oversight")[0]
+    agreement = output.split("agreement on the 80 fully graded artefacts")[1].split("oversight")[0]
     within, outside = agreement.count(": within)"), agreement.count(": OUTSIDE")
     assert within + outside == 8 and outside <= 1, agreement
-    # An oversight study: two simulated reviewers decide their 60 copies, 24 carry a defect.
-    study = OversightStudy.objects.get(use_case=use_case)
-    assert study.items.count() == 90
-    assert study.items.filter(decided_at__isnull=False).count() == 60
+    # The agreement figures printed are the session's, recomputed here from its grades.
+    report = agreement_report(session=session)
+    for row in report.fields:
+        assert f"{row.agreement.field:<12} {row.agreement.symbol} = {row.agreement.point:.3f}" in (
+            agreement
+        )
+    # An oversight study: two simulated reviewers decide all of their 60 copies, 24 defective.
+    study = OversightStudy.objects.get(use_case=use_case, name=STUDY_NAME)
+    assert study.items.count() == 60
+    assert not study.items.filter(decided_at__isnull=True).exists()
     assert "ρ_catch" in output and "known catch rate 67.5%" in output
 
-    # Real decisions for both σ on the evidence, each gated metric beside the planted truth;
-    # the truth lies inside every printed interval.
+    # What is left for a person in the browser is apart: a practice session in which
+    # demo-grader's assignments are open and the simulated graders' disagreements wait for
+    # demo-adjudicator, and a practice oversight queue; no decision rests on either.
+    practice = GradingSession.objects.get(use_case=use_case, name=PRACTICE_SESSION_NAME)
+    open_ones = practice.assignments.exclude(status="submitted")
+    assert open_ones.count() == 4
+    assert set(open_ones.values_list("grader__username", flat=True)) == {"demo-grader"}
+    pending = session_detail(session=practice).disputes_pending
+    assert pending > 0 and not Adjudication.objects.filter(artefact__session=practice).exists()
+    practice_study = OversightStudy.objects.get(use_case=use_case, name=PRACTICE_STUDY_NAME)
+    assert practice_study.items.filter(decided_at__isnull=True).count() == 10
+    left = output.split("Left for you in the browser (no decision rests on these)")[1]
+    assert f"4 assignments left for demo-grader to grade at /grading/, {pending} disagreements" in (
+        left
+    )
+    assert "10 copies left for demo-grader to review" in left
+    submitted_everywhere = 160 + practice.assignments.filter(status="submitted").count()
+    assert AuditEntry.objects.filter(action="assignment.submit").count() == submitted_everywhere
+
+    # Real decisions for both σ on the evidence, recorded through decision_create on the
+    # closed session and the complete study; each gated metric beside the planted truth, which
+    # lies inside every printed interval. With accurate graders the unsupported-sentence field
+    # is rare, so its α falls below the charter's κ target (the kappa paradox, SPEC §5.1) and
+    # hallucination_rate makes both decisions Undetermined.
     decisions = list(Decision.objects.filter(use_case=use_case).order_by("pk"))
     assert [d.configuration.name for d in decisions] == ["gemini-2-5", "llama-4"]
-    section = output.split("Decisions on the evidence")[1].split("The paper's Table 4")[0]
+    assert AuditEntry.objects.filter(action="decision.record").count() == 2
+    section = output.split("Decisions on the evidence")[1].split("Scorecards (signed off")[0]
+    supported = next(row for row in report.fields if row.agreement.field == "supported")
+    assert supported.agreement.point < report.kappa_target
     for decision in decisions:
+        assert decision.session == session and decision.oversight_study == study
+        assert "session_open_work" not in decision.evidence
         estimates = {e["metric_id"]: e for e in decision.record["estimates"]}
         sigma = decision.configuration.name
         truth = true_rates(EXAMPLE / f"truth-{sigma}.jsonl")
         for metric_id, value in truth.items():
             estimate = estimates[metric_id]
             assert estimate["lo"] <= value <= estimate["hi"], (sigma, metric_id, value, estimate)
-        assert f"σ {sigma}: {decision.status}" in section
+        assert decision.status == "Undetermined"
+        assert "hallucination_rate" in decision.record["gate"]["reasons"][0]
+        assert f"σ {sigma}: Undetermined" in section
         assert decision.record["value"]["label"] == "estimated"
         assert decision.record["value"]["currency"] == "GBP"
         assert f"value V_annual GBP {decision.record['value']['point']:,.0f} per year" in section
+    # Gemini's cost per successful task, from the outputs file: small, in US dollars (the
+    # runs' recorded costs), printed with three significant digits on the scorecard PDF.
+    rows = [json.loads(line) for line in (EXAMPLE / "outputs-gemini-2-5.jsonl").open()]
+    cost = sum(r["cost_usd"] for r in rows) / sum(bool(r["success"]) for r in rows)
+    gemini_cost = {e["metric_id"]: e for e in decisions[0].record["estimates"]}[
+        "cost_per_successful_task"
+    ]
+    assert gemini_cost["point"] == pytest.approx(cost)
 
     # The gate in both modes, the refusal of the printed pair, and the summary.
     assert "mode: point" in output and "mode: conservative" in output
@@ -130,6 +195,8 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         assert scorecard.content["missing"] == []
         pages, text = pdf_text(tmp_path / f"credit_memo_{sigma}_scorecard.pdf")
         flat = " ".join(text.split())
+        if sigma == "gemini-2-5":
+            assert f"USD {cost:.3g} [USD " in flat
         for number, (_key, label) in enumerate(TABLE_11, 1):
             assert f"{number}. {label}" in flat, label
         assert scorecard.sha256 in text.replace(" ", "").replace("\n", "")

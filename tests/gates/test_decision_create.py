@@ -117,15 +117,17 @@ def test_it_refuses_a_session_with_a_disagreement_not_adjudicated(open_world):
     assert "adjudicator resolve every disagreement" in refused.value.message
 
 
-def test_the_demo_alone_records_on_an_open_session_and_the_evidence_counts_the_open_work(
-    open_world,
-):
-    world, judge, _left = open_world
-    decision = create(world, judge, allow_open_session=True)
-    assert decision.evidence["session_open_work"] == {
-        "assignments_not_submitted": 1,
-        "disagreements_pending": 0,
-    }
+def test_an_open_session_has_no_escape_and_is_decided_once_closed(open_world):
+    world, judge, left = open_world
+    # No caller, the demo included, can ask for a decision on open grading work.
+    with pytest.raises(TypeError):
+        create(world, judge, allow_open_session=True)
+    assert not Decision.objects.exists()
+    fill(left)  # agrees with the others: nothing to adjudicate
+    assignment_submit(actor=left.grader, assignment=left)
+    decision = create(world, judge)
+    assert decision.session == world.session
+    assert "session_open_work" not in decision.evidence
 
 
 def test_it_refuses_a_judge_whose_model_is_sigmas_own_naming_both_models(decidable):

@@ -299,6 +299,28 @@ def test_informational_metrics_are_listed_apart_with_their_reason_and_estimate(w
     assert "citation_precision_strict" not in html[: html.index("<h2>Informational metrics")]
 
 
+COST = MetricEstimate(
+    metric_id="cost_per_successful_task",
+    point=0.000864,
+    lo=0.000712,
+    hi=0.00102,
+    confidence=0.95,
+    n=65,
+    n_clusters=65,
+    mode="A",
+    estimator="total cost / successful tasks",
+)
+
+
+def test_a_cost_is_shown_in_its_currency_with_significant_digits_not_as_zero(world):
+    decision = decide(world, estimates=[*load_example_estimates("gemini-2.5"), COST])
+    html = browser(world.owner).get(detail_url(world, decision)).content.decode()
+    row = html[html.index("cost_per_successful_task") :].split("</tr>")[0]
+    assert "<td>USD 0.000864</td>" in row
+    assert "<td>[USD 0.000712, USD 0.00102]</td>" in row
+    assert "0.00 " not in row and "[0.00," not in row
+
+
 def test_a_ppi_estimate_shows_the_human_only_and_judge_only_values_beside_it(world):
     estimates = [
         replace(

@@ -15,8 +15,15 @@ from django.test import Client
 from pypdf import PdfReader
 
 from audit.canonical import canonical_json, sha256_hex
+from demo.testing.decisions import load_example_estimates
 from demo.testing.grading import make_world
-from demo.testing.scorecards import COMMITTEE_FIELDS, draft_scorecard, final_scorecard
+from demo.testing.scorecards import (
+    COMMITTEE_FIELDS,
+    draft_scorecard,
+    final_scorecard,
+    recorded_decision,
+)
+from metrics.estimate import MetricEstimate
 from scorecards.evidence import evidence_verify
 from scorecards.fields import TABLE_11
 from scorecards.models import Scorecard, ScorecardStatus
@@ -347,3 +354,33 @@ def test_every_amount_carries_the_charters_currency_in_the_page_pdf_and_export(w
     assert "GBP" in whole and f"V_annual is {point} per year" in whole
     data = client_for(world.reviewer).get(api_url(scorecard)).json()
     assert data["content"]["value"]["currency"] == "GBP"
+
+
+def test_a_cost_carries_its_currency_and_significant_digits_in_the_page_pdf_and_export(world):
+    cost = MetricEstimate(
+        metric_id="cost_per_successful_task",
+        point=0.000864,
+        lo=0.000712,
+        hi=0.00102,
+        confidence=0.95,
+        n=65,
+        n_clusters=65,
+        mode="A",
+        estimator="total cost / successful tasks",
+    )
+    decision = recorded_decision(world, estimates=[*load_example_estimates("gemini-2.5"), cost])
+    scorecard = final_scorecard(world, decision)
+    page = flat(client_for(world.reviewer).get(page_url(scorecard)).content.decode())
+    assert "<td>USD 0.000864</td><td>[USD 0.000712, USD 0.00102]</td>" in page
+    _reader, pages = pdf_text(
+        client_for(world.reviewer).get(page_url(scorecard, "scorecard.pdf")).content
+    )
+    whole = flat(" ".join(pages))
+    assert "USD 0.000864 [USD 0.000712, USD 0.00102]" in whole
+    data = client_for(world.reviewer).get(api_url(scorecard)).json()
+    jsonschema.validate(data, SCHEMA)
+    rows = {row["id"]: row for row in data["content"]["informational_metrics"]}
+    assert rows["cost_per_successful_task"]["currency"] == "USD"
+    assert rows["cost_per_successful_task"]["point"] == 0.000864
+    assert rows["cost_per_successful_task"]["ci"] == [0.000712, 0.00102]
+    assert {row["currency"] for row in data["content"]["gated_metrics"]} == {None}

@@ -1,8 +1,11 @@
 """``enterpriseval demo``: the product's main job on the bundled credit-memo example.
 
-Loads ``examples/credit_memo/`` (seed 003 Use Case B, both models), runs the gate in point
-and conservative mode, prints the results, shows that the paper's printed inverted pair is
-refused, and writes one decision PDF per model under ``out/``.
+Loads ``examples/credit_memo/`` (seed 003 Use Case B, both models) through the services the
+web app calls: runs imported and judged, a grading session graded, adjudicated and closed, an
+oversight study, a decision per σ recorded by ``decision_create`` and its scorecard signed off;
+then a practice session and study for a person to try in the browser (no decision rests on
+them), the paper's Table 4 figures gated in point and conservative mode, the refusal of the
+paper's printed inverted pair, and one decision PDF per model under ``out/``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
 from demo.decisions import demo_decisions
-from demo.grading import demo_grading, demo_oversight
+from demo.grading import demo_grading, demo_oversight, demo_practice
 from demo.loaders import demo_evaluation_object, demo_runs
 from demo.scorecards import demo_scorecards
 from gates.decision_file import DecisionFileError, load_decision_file
@@ -66,6 +69,9 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write("══ Scorecards (signed off by the second line) and evidence packs ══")
         scorecards = demo_scorecards(decisions=decisions, out_dir=out_dir, log=self.stdout.write)
+        self.stdout.write("")
+        self.stdout.write("══ Left for you in the browser (no decision rests on these) ══")
+        demo_practice(objects=objects, runs=judged, log=self.stdout.write)
         self.stdout.write("")
         self.stdout.write(
             "══ The paper's Table 4 figures (illustrative decision inputs, not the evidence) ══"

@@ -11,8 +11,15 @@ from django.core.management.base import BaseCommand
 from demo.loaders import PASSWORD_VARIABLE, USE_CASE_KEY
 
 LOGINS = (
-    ("demo-grader", "grader: grade the blinded artefacts at /grading/"),
-    ("demo-adjudicator", "adjudicator: resolve disagreements in the session's adjudication queue"),
+    (
+        "demo-grader",
+        "grader: grade the practice session's open artefacts at /grading/ and review the "
+        "practice queue at /oversight/ (no decision rests on them)",
+    ),
+    (
+        "demo-adjudicator",
+        "adjudicator: resolve the practice session's disagreements in its adjudication queue",
+    ),
     ("demo-reviewer", "second-line reviewer: agreement dashboard, decisions, audit log"),
     ("demo-owner", "charter owner: sessions, oversight studies, charter"),
 )
