@@ -317,7 +317,7 @@ class RunListApi(APIView):
         )
         run_start(actor=request.user, run=run)
         run.refresh_from_db()
-        return Response(_detail_data(run), status=status.HTTP_201_CREATED)
+        return Response(run_detail_data(run), status=status.HTTP_201_CREATED)
 
     @extend_schema(
         responses={200: RunOutput(many=True), 403: ErrorOutput, 404: ErrorOutput},
@@ -364,7 +364,7 @@ class RunImportApi(APIView):
             fileobj=upload,
             filename=upload.name,
         )
-        return Response(_detail_data(run), status=status.HTTP_201_CREATED)
+        return Response(run_detail_data(run), status=status.HTTP_201_CREATED)
 
 
 class RunDetailApi(APIView):
@@ -378,7 +378,7 @@ class RunDetailApi(APIView):
         ),
     )
     def get(self, request: Request, key: str, run_id: int) -> Response:
-        return Response(_detail_data(_run(request, key, run_id)))
+        return Response(run_detail_data(_run(request, key, run_id)))
 
 
 class RunOutputsApi(APIView):
@@ -538,7 +538,8 @@ def _run(request: Request, key: str, run_id: int) -> Run:
     return run
 
 
-def _detail_data(run: Run) -> dict[str, Any]:
+def run_detail_data(run: Run) -> dict[str, Any]:
+    """Return a run as GET …/runs/<id>/ answers it: progress, counts by status and kind."""
     detail = run_detail(run=run)
     data = dict(RunOutput(run).data)
     progress = detail.progress

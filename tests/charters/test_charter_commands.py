@@ -55,7 +55,7 @@ def test_create_json_is_the_charter_as_the_api_gives_it(personas):
     printed, _ = run("charter_create", "--file", str(EXAMPLE), "--as", "owner", "--format", "json")
     data = json.loads(printed)
     assert data["version"] == 1 and data["status"] == "draft"
-    assert [m["id"] for m in data["document"]["metrics"]][0] == "citation_precision_lenient"
+    assert next(m["id"] for m in data["document"]["metrics"]) == "citation_precision_lenient"
 
 
 def test_an_unreadable_file_is_refused_with_its_line_and_field(personas, tmp_path):
@@ -107,7 +107,9 @@ def test_validate_prints_each_error_with_its_line_and_exits_2(personas, inverted
 
 
 def test_validate_of_a_sound_file_exits_0_and_json_is_the_api_report(personas):
-    printed, _ = run("charter_validate", "--file", str(EXAMPLE), "--as", "owner", "--format", "json")
+    printed, _ = run(
+        "charter_validate", "--file", str(EXAMPLE), "--as", "owner", "--format", "json"
+    )
     report = json.loads(printed)
     assert report["ok"] is True and report["intensity"] == "E2"
 

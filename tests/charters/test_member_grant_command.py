@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from audit.models import AuditEntry
 from charters.models import Membership, Role
-from django.contrib.auth import get_user_model
 
 
 def member(command: str, user: str, role: str, actor: str, key: str = "CREDIT-MEMO-B") -> str:

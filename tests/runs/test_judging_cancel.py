@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from enterpriseval.errors import ConflictError
-from runs.models import Judging, JudgeScore, JudgingStatus
+from runs.models import JudgeScore, Judging, JudgingStatus
 from runs.services import judging as judging_service
 from runs.services.judging import judging_cancel, run_judge_execute, run_judge_start
 
