@@ -76,3 +76,19 @@ def test_graders_and_outsiders_are_refused(world, persona, status):
     llama = decide(world, "llama-4")
     user = world.graders[0] if persona == "graders" else world.outsider
     assert compare(world, user, gemini.pk, llama.pk).status_code == status
+
+
+def test_the_schema_documents_the_comparison_cancel_and_download_endpoints(world):
+    from django.core.management import call_command
+
+    client = APIClient()
+    client.force_authenticate(world.owner)
+    schema = client.get("/api/schema/").content
+    for path in (
+        b"/api/v1/use-cases/{key}/decisions/compare/",
+        b"/api/v1/use-cases/{key}/runs/{run_id}/judgings/{judging_id}/cancel/",
+        b"/api/v1/use-cases/{key}/scorecards/{id}/scorecard.pdf",
+        b"/api/v1/use-cases/{key}/scorecards/{id}/evidence.zip",
+    ):
+        assert path in schema, path
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
