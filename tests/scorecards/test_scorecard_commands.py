@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -203,3 +204,17 @@ def test_pdf_of_a_draft_is_rendered_and_refused_to_graders(world, tmp_path):
         "--as=demo-owner",
     )
     assert message.startswith("--out: ")
+
+
+def test_the_documented_committee_file_fills_every_field(world, tmp_path):
+    text = Path(__file__).resolve().parents[2].joinpath("docs", "formats.md").read_text()
+    section = text[text.index("## Scorecard committee fields") :]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "committee.yaml"
+    path.write_text(example, encoding="utf-8")
+    scorecard = draft_scorecard(world)
+    run("scorecard_fill", world, f"--scorecard={scorecard.pk}", f"--file={path}", "--as=demo-owner")
+    scorecard.refresh_from_db()
+    assert scorecard.next_review_date == dt.date(2027, 6, 30)
+    assert len(scorecard.reevaluation_triggers) == 2
+    assert scorecard.compensating_controls.startswith("Figures checked against spreads")
