@@ -14,9 +14,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from charters.api.configurations import ParityOutput
 from enterpriseval.api import ErrorOutput, validated
 from gates.models import Decision
-from gates.selectors import decision_get, decision_inputs, decision_list, decision_use_case_for
+from gates.selectors import (
+    DecisionComparison,
+    decision_comparison,
+    decision_get,
+    decision_inputs,
+    decision_list,
+    decision_use_case_for,
+)
 from gates.services import decision_create
 
 
@@ -159,3 +167,78 @@ class DecisionDetailApi(APIView):
         if decision is None:
             raise Http404(f"No decision {pk} in {use_case.key}.")
         return Response(DecisionDetailOutput(decision, context={"key": use_case.key}).data)
+
+
+class DecisionCompareInput(serializers.Serializer[Any]):
+    a = serializers.IntegerField(min_value=1, help_text="Id of decision A.")
+    b = serializers.IntegerField(min_value=1, help_text="Id of decision B.")
+
+
+class MetricPairOutput(serializers.Serializer[Any]):
+    id = serializers.CharField()
+    label = serializers.CharField()
+    direction = serializers.CharField()
+    theta_out = serializers.FloatField()
+    theta_in = serializers.FloatField()
+    a = serializers.JSONField(allow_null=True, help_text="Decision A's gate result of the metric.")
+    b = serializers.JSONField(allow_null=True, help_text="Decision B's gate result of the metric.")
+
+
+class DecisionComparisonOutput(serializers.Serializer[Any]):
+    a = DecisionOutput()
+    b = DecisionOutput()
+    verdict = serializers.CharField()
+    attributable_to_model_alone = serializers.BooleanField()
+    parity = ParityOutput()
+    run_differences = serializers.ListField(child=serializers.CharField())
+    metrics = MetricPairOutput(many=True)
+    value_a = serializers.JSONField(allow_null=True)
+    value_b = serializers.JSONField(allow_null=True)
+
+
+def comparison_data(comparison: DecisionComparison, key: str) -> dict[str, Any]:
+    """Return a comparison as ``GET …/decisions/compare/`` answers it."""
+    a, b = comparison.a, comparison.b
+    data = {
+        "a": a,
+        "b": b,
+        "verdict": comparison.verdict,
+        "attributable_to_model_alone": comparison.attributable_to_model_alone,
+        "parity": {"a": a.configuration, "b": b.configuration, **comparison.parity.as_dict()},
+        "run_differences": comparison.run_differences,
+        "metrics": [
+            {
+                "id": pair.id,
+                "label": pair.label,
+                "direction": pair.direction,
+                "theta_out": pair.theta_out,
+                "theta_in": pair.theta_in,
+                "a": pair.a.to_dict() if pair.a is not None else None,
+                "b": pair.b.to_dict() if pair.b is not None else None,
+            }
+            for pair in comparison.metrics
+        ],
+        "value_a": comparison.value_a.to_dict() if comparison.value_a is not None else None,
+        "value_b": comparison.value_b.to_dict() if comparison.value_b is not None else None,
+    }
+    return dict(DecisionComparisonOutput(data, context={"key": key}).data)
+
+
+class DecisionCompareApi(APIView):
+    @extend_schema(
+        parameters=[DecisionCompareInput],
+        responses={200: DecisionComparisonOutput, 400: ErrorOutput, 403: ErrorOutput},
+        summary="Two decisions side by side under one charter version, with σ's harness parity",
+        operation_id="use_case_decisions_compare",
+        description=(
+            "As the comparison page: each gated metric as both decisions read it, both value "
+            "estimates, the σ components that differ (SPEC §9) and the verdict (identical, "
+            "attributable to the model alone, or not). 400 naming a or b when a decision is "
+            "not of this use case, both are the same, or their charter versions differ."
+        ),
+    )
+    def get(self, request: Request, key: str) -> Response:
+        use_case = decision_use_case_for(request.user, key)
+        query = validated(DecisionCompareInput, request.query_params)
+        comparison = decision_comparison(use_case=use_case, a=query["a"], b=query["b"])
+        return Response(comparison_data(comparison, use_case.key))

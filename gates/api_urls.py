@@ -11,6 +11,11 @@ urlpatterns = [
         name="api-decision-list",
     ),
     path(
+        "use-cases/<str:key>/decisions/compare/",
+        api.DecisionCompareApi.as_view(),
+        name="api-decision-compare",
+    ),
+    path(
         "use-cases/<str:key>/decisions/<int:pk>/",
         api.DecisionDetailApi.as_view(),
         name="api-decision-detail",

@@ -40,7 +40,13 @@ from runs.selectors.runs import (
     run_list,
     run_outputs,
 )
-from runs.services.judging import JUDGE_KINDS, PURPOSE_CHOICES, run_judge_start
+from runs.services.judging import (
+    JUDGE_KINDS,
+    MAX_CANCEL_REASON,
+    PURPOSE_CHOICES,
+    judging_cancel,
+    run_judge_start,
+)
 from runs.services.outputs import MAX_REPEATS, output_import
 from runs.services.runs import MAX_CONCURRENCY, run_create, run_start
 
@@ -311,7 +317,7 @@ class RunListApi(APIView):
         )
         run_start(actor=request.user, run=run)
         run.refresh_from_db()
-        return Response(_detail_data(run), status=status.HTTP_201_CREATED)
+        return Response(run_detail_data(run), status=status.HTTP_201_CREATED)
 
     @extend_schema(
         responses={200: RunOutput(many=True), 403: ErrorOutput, 404: ErrorOutput},
@@ -358,7 +364,7 @@ class RunImportApi(APIView):
             fileobj=upload,
             filename=upload.name,
         )
-        return Response(_detail_data(run), status=status.HTTP_201_CREATED)
+        return Response(run_detail_data(run), status=status.HTTP_201_CREATED)
 
 
 class RunDetailApi(APIView):
@@ -372,7 +378,7 @@ class RunDetailApi(APIView):
         ),
     )
     def get(self, request: Request, key: str, run_id: int) -> Response:
-        return Response(_detail_data(_run(request, key, run_id)))
+        return Response(run_detail_data(_run(request, key, run_id)))
 
 
 class RunOutputsApi(APIView):
@@ -494,6 +500,36 @@ class RunJudgingApi(APIView):
         return Response(JudgingOutput(judging).data)
 
 
+class JudgingCancelInput(serializers.Serializer[dict[str, Any]]):
+    reason = serializers.CharField(
+        max_length=MAX_CANCEL_REASON, required=False, allow_blank=True, default=""
+    )
+
+
+class RunJudgingCancelApi(APIView):
+    @extend_schema(
+        request=JudgingCancelInput,
+        responses={200: JudgingOutput, 403: ErrorOutput, 404: ErrorOutput, 409: ErrorOutput},
+        summary="Cancel a pending or running judging (a stuck one); the worker stops",
+        operation_id="use_case_run_judging_cancel",
+        description=(
+            "The judging becomes cancelled at once; its worker stops before its next batch. "
+            "Scores already written stay. 409 when the judging has already finished."
+        ),
+    )
+    def post(self, request: Request, key: str, run_id: int, judging_id: int) -> Response:
+        use_case, _roles = run_access(request.user, key, write=True)
+        run = run_get(use_case=use_case, run_id=run_id)
+        if run is None:
+            raise Http404(f"No run {run_id} in {use_case.key}.")
+        judging = judging_get(run=run, judging_id=judging_id)
+        if judging is None:
+            raise Http404(f"No judging {judging_id} of run {run.pk}.")
+        data = validated(JudgingCancelInput, request.data)
+        judging_cancel(actor=request.user, judging=judging, reason=data["reason"])
+        return Response(JudgingOutput(judging_get(run=run, judging_id=judging_id)).data)
+
+
 def _run(request: Request, key: str, run_id: int) -> Run:
     use_case, _roles = run_access(request.user, key)
     run = run_get(use_case=use_case, run_id=run_id)
@@ -502,7 +538,8 @@ def _run(request: Request, key: str, run_id: int) -> Run:
     return run
 
 
-def _detail_data(run: Run) -> dict[str, Any]:
+def run_detail_data(run: Run) -> dict[str, Any]:
+    """Return a run as GET …/runs/<id>/ answers it: progress, counts by status and kind."""
     detail = run_detail(run=run)
     data = dict(RunOutput(run).data)
     progress = detail.progress

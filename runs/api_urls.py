@@ -35,4 +35,9 @@ urlpatterns = [
         api.RunJudgingApi.as_view(),
         name="api-run-judging",
     ),
+    path(
+        "use-cases/<str:key>/runs/<int:run_id>/judgings/<int:judging_id>/cancel/",
+        api.RunJudgingCancelApi.as_view(),
+        name="api-run-judging-cancel",
+    ),
 ]

@@ -188,6 +188,7 @@ class JudgingStatus(models.TextChoices):
     COMPLETED = "completed", "Completed"
     INCOMPLETE = "incomplete", "Finished with outputs left unjudged"
     FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
 
 
 class Judging(models.Model):

@@ -11,6 +11,11 @@ urlpatterns = [
     path("use-cases/<str:key>/runs/<int:run_id>/", views.run_detail_view, name="run-detail"),
     path("use-cases/<str:key>/runs/<int:run_id>/judge/", views.run_judge_view, name="run-judge"),
     path(
+        "use-cases/<str:key>/runs/<int:run_id>/judgings/<int:judging_id>/cancel/",
+        views.judging_cancel_view,
+        name="run-judging-cancel",
+    ),
+    path(
         "use-cases/<str:key>/runs/<int:run_id>/outputs/<int:output_id>/",
         views.output_detail_view,
         name="run-output",

@@ -21,6 +21,7 @@ from runs.judges.rubric import RUBRIC_VERSION
 from runs.models import OutputStatus, Run, RunStatus
 from runs.selectors.runs import (
     can_write,
+    judging_get,
     judging_list,
     output_get,
     run_access,
@@ -29,7 +30,7 @@ from runs.selectors.runs import (
     run_list,
     run_outputs,
 )
-from runs.services.judging import JUDGE_KINDS, PURPOSE_CHOICES, run_judge_start
+from runs.services.judging import JUDGE_KINDS, PURPOSE_CHOICES, judging_cancel, run_judge_start
 from runs.services.outputs import MAX_REPEATS, output_import
 from runs.services.runs import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, run_create, run_start
 
@@ -241,6 +242,24 @@ def run_judge_view(request: HttpRequest, key: str, run_id: int) -> HttpResponse:
             )
             return redirect(f"{run_detail_url(use_case, run)}#judgings")
     return _detail(request, use_case, roles, run, form, status=400)
+
+
+@login_required
+@require_http_methods(["POST"])
+def judging_cancel_view(
+    request: HttpRequest, key: str, run_id: int, judging_id: int
+) -> HttpResponse:
+    use_case, _roles, run = _run(request, key, run_id, write=True)
+    judging = judging_get(run=run, judging_id=judging_id)
+    if judging is None:
+        raise Http404("No such judging.")
+    try:
+        judging_cancel(actor=request.user, judging=judging, reason=request.POST.get("reason", ""))
+    except ServiceError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Judging {judging.pk} of run {run.pk} cancelled.")
+    return redirect(f"{run_detail_url(use_case, run)}#judging-{judging.pk}")
 
 
 @login_required

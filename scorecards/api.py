@@ -6,12 +6,15 @@ docs/scorecard-export.md and published as JSON Schema at ``scorecards/export_sch
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,7 +30,13 @@ from scorecards.selectors import (
     scorecard_use_case_for,
     scorecard_view,
 )
-from scorecards.services import scorecard_create, scorecard_sign_off, scorecard_update
+from scorecards.services import (
+    scorecard_create,
+    scorecard_evidence_pack,
+    scorecard_pdf_bytes,
+    scorecard_sign_off,
+    scorecard_update,
+)
 
 
 class ScorecardSummaryOutput(serializers.Serializer[Any]):
@@ -201,3 +210,77 @@ class ScorecardSignOffApi(APIView):
         scorecard = scorecard_get(use_case=use_case, pk=pk)
         assert scorecard is not None
         return Response(ScorecardExportOutput(scorecard_export(scorecard)).data)
+
+
+class _FileRenderer(BaseRenderer):
+    """Accept a file's media type; an error is then the API's JSON error body."""
+
+    charset = None
+
+    def render(
+        self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None
+    ) -> bytes:
+        return data if isinstance(data, bytes) else json.dumps(data, ensure_ascii=False).encode()
+
+
+class PdfRenderer(_FileRenderer):
+    media_type = "application/pdf"
+    format = "pdf"
+
+
+class ZipRenderer(_FileRenderer):
+    media_type = "application/zip"
+    format = "zip"
+
+
+class ScorecardPdfApi(APIView):
+    renderer_classes = (JSONRenderer, PdfRenderer)
+
+    @extend_schema(
+        responses={
+            (200, "application/pdf"): OpenApiTypes.BINARY,
+            403: ErrorOutput,
+            404: ErrorOutput,
+        },
+        summary="The scorecard's PDF: as signed for a final scorecard, rendered now for a draft",
+        operation_id="use_case_scorecard_pdf",
+    )
+    def get(self, request: Request, key: str, pk: int) -> HttpResponse:
+        scorecard = _scorecard(request, key, pk)
+        base = request.build_absolute_uri("/").rstrip("/")
+        response = HttpResponse(
+            scorecard_pdf_bytes(scorecard=scorecard, base_url=base), content_type="application/pdf"
+        )
+        name = f"scorecard-{scorecard.use_case.key}-{scorecard.pk}.pdf"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+class ScorecardEvidenceApi(APIView):
+    renderer_classes = (JSONRenderer, ZipRenderer)
+
+    @extend_schema(
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            403: ErrorOutput,
+            404: ErrorOutput,
+        },
+        summary="The scorecard's evidence pack (zip with a SHA-256 manifest; its export audited)",
+        operation_id="use_case_scorecard_evidence_pack",
+    )
+    def get(self, request: Request, key: str, pk: int) -> HttpResponse:
+        scorecard = _scorecard(request, key, pk)
+        base = request.build_absolute_uri("/").rstrip("/")
+        data = scorecard_evidence_pack(actor=request.user, scorecard=scorecard, base_url=base)  # type: ignore[arg-type]
+        response = HttpResponse(data, content_type="application/zip")
+        name = f"evidence-{scorecard.use_case.key}-scorecard-{scorecard.pk}.zip"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+def _scorecard(request: Request, key: str, pk: int) -> Scorecard:
+    use_case = scorecard_use_case_for(request.user, key)
+    scorecard = scorecard_get(use_case=use_case, pk=pk)
+    if scorecard is None:
+        raise Http404(f"No scorecard {pk} in {use_case.key}.")
+    return scorecard

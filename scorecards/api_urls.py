@@ -20,4 +20,14 @@ urlpatterns = [
         api.ScorecardSignOffApi.as_view(),
         name="api-scorecard-sign-off",
     ),
+    path(
+        "use-cases/<str:key>/scorecards/<int:pk>/scorecard.pdf",
+        api.ScorecardPdfApi.as_view(),
+        name="api-scorecard-pdf",
+    ),
+    path(
+        "use-cases/<str:key>/scorecards/<int:pk>/evidence.zip",
+        api.ScorecardEvidenceApi.as_view(),
+        name="api-scorecard-evidence",
+    ),
 ]

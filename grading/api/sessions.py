@@ -259,16 +259,16 @@ class SessionListApi(APIView):
             actor=request.user,
             use_case=use_case,
             name=data["name"],
-            runs=_runs(use_case, data["runs"]),
-            graders=_users(data["graders"], "graders"),
-            adjudicators=_users(data["adjudicators"], "adjudicators"),
+            runs=session_runs(use_case, data["runs"]),
+            graders=session_users(data["graders"], "graders"),
+            adjudicators=session_users(data["adjudicators"], "adjudicators"),
             include_baselines=data["include_baselines"],
             design=data["design"],
             sample_size=data.get("sample_size"),
             graders_per_artefact=data["graders_per_artefact"],
             seed=data.get("seed"),
         )
-        return Response(_detail_data(session), status=status.HTTP_201_CREATED)
+        return Response(session_detail_data(session), status=status.HTTP_201_CREATED)
 
 
 class SessionDetailApi(APIView):
@@ -279,7 +279,7 @@ class SessionDetailApi(APIView):
     )
     def get(self, request: Request, key: str, public_id: str) -> Response:
         _use_case, session = session_for(request.user, key, public_id)
-        return Response(_detail_data(session))
+        return Response(session_detail_data(session))
 
 
 class SessionCloseApi(APIView):
@@ -292,7 +292,9 @@ class SessionCloseApi(APIView):
     def post(self, request: Request, key: str, public_id: str) -> Response:
         use_case, session = session_for(request.user, key, public_id, write=True)
         session = session_close(actor=request.user, session=session)
-        return Response(_detail_data(session_get(use_case=use_case, public_id=session.public_id)))
+        return Response(
+            session_detail_data(session_get(use_case=use_case, public_id=session.public_id))
+        )
 
 
 class SessionGradesApi(APIView):
@@ -373,7 +375,8 @@ def _progress(progress: Any) -> dict[str, Any]:
     }
 
 
-def _detail_data(session: GradingSession) -> dict[str, Any]:
+def session_detail_data(session: GradingSession) -> dict[str, Any]:
+    """Return a session as GET …/grading/sessions/<id>/ answers it."""
     detail = session_detail(session=session)
     data = dict(SessionOutput(session).data)
     data.update(
@@ -392,7 +395,8 @@ def _detail_data(session: GradingSession) -> dict[str, Any]:
     return data
 
 
-def _runs(use_case: UseCase, ids: list[int]) -> list[Run]:
+def session_runs(use_case: UseCase, ids: list[int]) -> list[Run]:
+    """Return the use case's runs ``ids`` in that order; refuse an unknown one (field runs)."""
     found = {
         run.pk: run
         for run in Run.objects.filter(use_case=use_case, pk__in=ids).select_related("configuration")
@@ -403,7 +407,8 @@ def _runs(use_case: UseCase, ids: list[int]) -> list[Run]:
     return [found[run_id] for run_id in ids]
 
 
-def _users(usernames: list[str], field: str) -> list[Any]:
+def session_users(usernames: list[str], field: str) -> list[Any]:
+    """Return the users ``usernames`` in that order; refuse an unknown one naming ``field``."""
     found = {u.get_username(): u for u in get_user_model().objects.filter(username__in=usernames)}
     for name in usernames:
         if name not in found:

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
+from charters.management.cli import REFUSED
 from charters.models import Membership, Role, UseCase
 
 VERSIONED = re.compile(r"^(?P<name>[-a-zA-Z0-9_]{1,80}):v?(?P<version>[0-9]{1,9})\Z")
@@ -38,6 +39,7 @@ def versioned(reference: str, option: str) -> tuple[str, int]:
     match = VERSIONED.match(reference)
     if match is None:
         raise CommandError(
-            f"{option}: expected NAME:VERSION (e.g. gemini-2-5:1), got {reference!r}"
+            f"{option}: expected NAME:VERSION (e.g. gemini-2-5:1), got {reference!r}",
+            returncode=REFUSED,
         )
     return match["name"], int(match["version"])

@@ -74,6 +74,7 @@ MAX_LISTED_FAILURES = 20
 NAME_PATTERN = re.compile(r"[-a-zA-Z0-9_]{1,80}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 ACTIVE_JUDGING = (JudgingStatus.PENDING, JudgingStatus.RUNNING)
+MAX_CANCEL_REASON = 300
 #: The judges a user chooses from, by the name the API, the CLI and the form give them.
 JUDGE_KINDS = {"offline": JudgeKind.OFFLINE, "litellm": JudgeKind.LLM}
 logger = logging.getLogger(__name__)
@@ -415,7 +416,10 @@ def run_judge_execute(
 
     def progress(summary: JudgeSummary) -> None:
         counters = _counters(summary)
-        Judging.objects.filter(pk=judging_id).update(**counters)
+        if not Judging.objects.filter(pk=judging_id, status=JudgingStatus.RUNNING).update(
+            **counters
+        ):
+            raise _Cancelled  # judging_cancel: stop before the next batch
         if on_progress is not None:
             on_progress(counters)
 
@@ -430,12 +434,14 @@ def run_judge_execute(
             concurrency=judging.concurrency,
             on_progress=progress,
         )
+    except _Cancelled:
+        return Judging.objects.get(pk=judging_id)
     except (ServiceError, PermissionDenied) as error:
         return _judging_fail(judging_id, str(error))
     except Exception as error:  # the judging must not stay "running" after a crash
         logger.exception("judging %s crashed", judging_id)
         return _judging_fail(judging_id, f"judging stopped: {type(error).__name__}: {error}")
-    Judging.objects.filter(pk=judging_id).update(
+    Judging.objects.filter(pk=judging_id, status=JudgingStatus.RUNNING).update(
         **_counters(summary),
         status=JudgingStatus.COMPLETED if summary.complete else JudgingStatus.INCOMPLETE,
         error=_shortfall(summary),
@@ -445,7 +451,62 @@ def run_judge_execute(
     return judging
 
 
+@transaction.atomic
+def judging_cancel(*, actor: AbstractBaseUser, judging: Judging, reason: str = "") -> Judging:
+    """Cancel a judging that is queued or running (a stuck one, or one started by mistake).
+
+    The worker stops before its next batch; scores already written stay (they are valid, and a
+    later judging by the same judge skips them). A finished judging cannot be cancelled.
+    Records ``run.judge_cancel``.
+    """
+    locked = Judging.objects.select_for_update().select_related("run", "judge").get(pk=judging.pk)
+    require_role(actor, locked.run.use_case, JUDGE_ROLES)
+    if locked.status not in ACTIVE_JUDGING:
+        raise ConflictError(
+            f"judging {locked.pk} of run {locked.run_id} is "
+            f"{locked.get_status_display().lower()}: only a pending or running judging can be "
+            "cancelled",
+            field="judging",
+        )
+    reason = (reason or "").strip()
+    if len(reason) > MAX_CANCEL_REASON:
+        raise ServiceError(
+            f"reason: at most {MAX_CANCEL_REASON} characters, got {len(reason)}", field="reason"
+        )
+    was = locked.status
+    locked.status = JudgingStatus.CANCELLED
+    locked.finished_at = timezone.now()
+    locked.error = f"Cancelled by {actor.get_username()}" + (f": {reason}" if reason else ".")
+    locked.save(update_fields=["status", "finished_at", "error"])
+    audit_record(
+        actor=actor,
+        action="run.judge_cancel",
+        target=locked,
+        use_case_id=locked.run.use_case_id,
+        payload={
+            "run": locked.run_id,
+            "judging": locked.pk,
+            "judge": locked.judge.name,
+            "judge_version": locked.judge.version,
+            "was": was,
+            "outputs_done": locked.outputs_done,
+            "outputs_total": locked.outputs_total,
+            "reason": reason,
+        },
+    )
+    judging.status, judging.finished_at, judging.error = (
+        locked.status,
+        locked.finished_at,
+        locked.error,
+    )
+    return locked
+
+
 # -- helpers ------------------------------------------------------------------------------------
+
+
+class _Cancelled(Exception):
+    """The judging was cancelled while the worker was judging it."""
 
 
 def _check_purpose(purpose: str) -> None:
@@ -550,6 +611,8 @@ def _shortfall(summary: JudgeSummary) -> str:
 @transaction.atomic
 def _judging_fail(judging_id: int, reason: str) -> Judging:
     judging = Judging.objects.select_for_update().get(pk=judging_id)
+    if judging.status == JudgingStatus.CANCELLED:
+        return judging  # cancelled while the judge was failing: the cancellation stands
     judging.status = JudgingStatus.FAILED
     judging.error = reason
     judging.finished_at = timezone.now()

@@ -58,7 +58,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--concurrency", type=int, help="LLM judge: calls in flight.")
         parser.add_argument("--rubric-version", default=RUBRIC_VERSION, help="Rubric version.")
-        parser.add_argument("--actor", help="Username (default: the use case's only model owner).")
+        parser.add_argument(
+            "--as",
+            "--actor",
+            dest="actor",
+            help="Username (default: the use case's only model owner).",
+        )
         parser.add_argument(
             "--inline",
             action="store_true",
@@ -134,6 +139,7 @@ def summary(judging: Judging) -> str:
     ]
     if judging.error:
         lines.append(judging.error)
+    lines.append(f"Judge id {judging.judge_id} (decide --judge {judging.judge_id}).")
     return "\n".join(lines)
 
 

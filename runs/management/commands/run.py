@@ -37,7 +37,12 @@ class Command(BaseCommand):
         parser.add_argument("--repeats", type=int, default=1, help="K repeats per task.")
         parser.add_argument("--concurrency", type=int, help="Model calls in flight per chunk.")
         parser.add_argument("--budget", help="Cost budget in US dollars.")
-        parser.add_argument("--actor", help="Username (default: the use case's only model owner).")
+        parser.add_argument(
+            "--as",
+            "--actor",
+            dest="actor",
+            help="Username (default: the use case's only model owner).",
+        )
         parser.add_argument(
             "--inline",
             action="store_true",

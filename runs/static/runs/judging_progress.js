@@ -12,6 +12,7 @@
     completed: "Completed",
     incomplete: "Finished with outputs left unjudged",
     failed: "Failed",
+    cancelled: "Cancelled",
   };
   const PERIOD_MS = 1000;
   const FIELDS = [

@@ -1,0 +1,222 @@
+"""What every stage's commands share: the acting user, the use case, refusals and output.
+
+A command does what a page and an API endpoint do, through the same access check and the same
+service; it adds no rule of its own. A refusal prints one message naming the option (or the
+file, line and field) at fault and exits with status :data:`REFUSED`, writing nothing: the
+service's transaction is rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.core.management.base import CommandError, CommandParser
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import Http404
+from tqdm import tqdm
+
+from charters.models import UseCase
+from enterpriseval.errors import ServiceError
+
+REFUSED = 2
+FORMATS = ("table", "json")
+#: Service fields that mean the whole file given to a command.
+WHOLE = ("", "file", "content", "body")
+
+
+def refusal(message: str) -> CommandError:
+    """Return the error that prints ``message`` and exits with status 2."""
+    return CommandError(message, returncode=REFUSED)
+
+
+def add_actor(parser: CommandParser, who: str) -> None:
+    """Add ``--as USERNAME``: the user the command acts as, checked like a web login."""
+    parser.add_argument("--as", dest="actor", required=True, help=f"User name of {who}.")
+
+
+def add_format(parser: CommandParser) -> None:
+    """Add ``--format table|json`` (json: what the matching API endpoint answers)."""
+    parser.add_argument("--format", choices=FORMATS, default="table", help="Output format.")
+
+
+def user_named(username: str, option: str = "--as") -> Any:
+    """Return the user ``username``, or refuse naming ``option``."""
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise refusal(f"{option}: no user {username!r}")
+    return user
+
+
+def use_case_named(key: str) -> UseCase:
+    """Return the use case ``key``, or refuse naming ``--use-case``."""
+    use_case = UseCase.objects.filter(key=key).first()
+    if use_case is None:
+        raise refusal(f"--use-case: no use case {key!r}")
+    return use_case
+
+
+def use_case_as(actor: Any, key: str, access: Callable[..., Any], **kwargs: Any) -> Any:
+    """Return what ``access(actor, key, **kwargs)`` returns: the check the page and API make.
+
+    An unknown key refuses naming ``--use-case``; a user who holds no role on it, or not the
+    role needed, refuses naming ``--as``.
+    """
+    use_case_named(key)
+    try:
+        return access(actor, key, **kwargs)
+    except Http404:
+        raise refusal(f"--as: {actor.get_username()} holds no role on {key}") from None
+    except PermissionDenied as error:
+        raise refusal(f"--as: {error}") from None
+
+
+@contextmanager
+def refusals(
+    options: Mapping[str, str] | None = None,
+    *,
+    source: str | None = None,
+    stderr: Any = None,
+) -> Iterator[None]:
+    """Turn a service's refusal into exit status 2 with one message naming what is at fault.
+
+    ``options`` maps a service field to the option that gave it (``{"name": "--name"}``);
+    with ``source`` (a file given to the command), a refusal whose ``details`` name lines is
+    printed as ``FILE:LINE: FIELD: MESSAGE``, one line each on ``stderr``.
+    """
+    try:
+        yield
+    except PermissionDenied as error:
+        raise refusal(f"--as: {error}") from None
+    except Http404 as error:
+        raise refusal(str(error)) from None
+    except ServiceError as error:
+        if source is not None and stderr is not None:
+            for detail in error.details:
+                stderr.write(located(source, detail))
+        raise refusal(service_message(error, options or {}, source=source)) from None
+
+
+def service_message(
+    error: ServiceError, options: Mapping[str, str], *, source: str | None = None
+) -> str:
+    """Return a service refusal's message led by the option, or the file and field, at fault."""
+    field = error.field or ""
+    message = error.message.removeprefix(f"{field}: ") if field else error.message
+    if field in options:
+        return f"{options[field]}: {message}"
+    if source is not None and len(error.details) == 1 and error.details[0].get("line"):
+        return located(source, error.details[0])
+    if source is None:
+        return ": ".join([*([field] if field else []), message])
+    named = message.startswith((source, os.path.basename(source)))
+    # The file as a whole is at fault: its name says where.
+    return ": ".join(
+        [*([] if named else [source]), *([field] if field not in WHOLE else []), message]
+    )
+
+
+def located(source: str, detail: Mapping[str, Any]) -> str:
+    """Return ``FILE:LINE: FIELD: MESSAGE`` (``FILE: FIELD: MESSAGE`` without a line)."""
+    line = detail.get("line")
+    where = f"{source}:{line}" if line else source
+    field = detail.get("field")
+    return (
+        f"{where}: {field}: {detail.get('message')}"
+        if field
+        else f"{where}: {detail.get('message')}"
+    )
+
+
+def read_bytes(path: str, option: str) -> bytes:
+    """Return the content of the file ``path``, or refuse naming ``option``."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise refusal(f"{option}: {path}: {error.strerror or error}") from None
+
+
+def read_text(path: str, option: str) -> str:
+    """Return the UTF-8 text of the file ``path``, or refuse naming ``option``."""
+    content = read_bytes(path, option)
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise refusal(f"{option}: {path} is not UTF-8 text (byte {error.start})") from None
+
+
+def write_json(out: TextIO, data: Any) -> None:
+    """Write ``data`` as indented JSON (dates and decimals as the API writes them)."""
+    out.write(json.dumps(data, indent=2, ensure_ascii=False, cls=DjangoJSONEncoder))
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    """Return ``rows`` as a plain text table under ``header``, columns padded to fit."""
+    cells = [[str(c) for c in header], *[["—" if c is None else str(c) for c in r] for r in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+#: Files smaller than this import without a progress bar (they take well under a second).
+PROGRESS_MIN_BYTES = 1024 * 1024
+
+
+def progress_bar(stderr: Any, *, total: int, passes: Sequence[str]) -> tqdm:
+    """Return a byte progress bar on the command's standard error (none for a small file)."""
+    return tqdm(
+        total=total,
+        unit="B",
+        unit_scale=True,
+        desc=passes[0],
+        disable=total < PROGRESS_MIN_BYTES,
+        file=getattr(stderr, "_out", sys.stderr),
+    )
+
+
+class ProgressFile:
+    """A binary file whose reads advance a progress bar.
+
+    An import that reads the file twice (check every line, then write) seeks back to the
+    start between the passes: the bar then starts over under the next pass's name.
+    """
+
+    def __init__(self, fileobj: BinaryIO, bar: tqdm, passes: Sequence[str]) -> None:
+        self._file = fileobj
+        self._bar = bar
+        self._passes = list(passes)
+        self._pass = 0
+
+    def readline(self, size: int = -1) -> bytes:
+        line = self._file.readline(size)
+        self._bar.update(len(line))
+        return line
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._file.read(size)
+        self._bar.update(len(data))
+        return data
+
+    def seekable(self) -> bool:
+        return self._file.seekable()
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        position = self._file.seek(offset, whence)
+        if position == 0 and self._bar.n:
+            self._pass = min(self._pass + 1, len(self._passes) - 1)
+            self._bar.reset()
+            self._bar.set_description(self._passes[self._pass])
+        return position

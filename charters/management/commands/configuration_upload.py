@@ -1,0 +1,64 @@
+"""``enterpriseval configuration_upload``: freeze a σ file as the next version of its name.
+
+The file is the σ document the upload page and ``POST …/configurations/`` take (YAML or JSON,
+docs/formats.md). Every problem is printed as ``FILE:LINE: FIELD: MESSAGE``; nothing is frozen
+unless the whole document is valid. ``--format json`` prints the σ as the API returns it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from charters.api.configurations import MAX_DOCUMENT_BYTES, ConfigurationDetailOutput
+from charters.management.cli import (
+    add_actor,
+    add_format,
+    read_bytes,
+    refusal,
+    refusals,
+    use_case_as,
+    user_named,
+    write_json,
+)
+from charters.selectors.configurations import configuration_use_case_for
+from charters.services.configurations import configuration_upload
+
+
+class Command(BaseCommand):
+    help = (
+        "Validate a σ document (YAML or JSON) and freeze it as version n + 1 of --name; "
+        "refused, naming each problem's line and field, if it is invalid."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--use-case", required=True, help="Use-case key.")
+        parser.add_argument("--name", required=True, help="σ name, e.g. gemini-2-5.")
+        parser.add_argument("--file", required=True, help="σ document (.yaml, .yml or .json).")
+        add_actor(parser, "a charter owner or model owner of the use case")
+        add_format(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        actor = user_named(options["actor"])
+        use_case = use_case_as(actor, options["use_case"], configuration_use_case_for, upload=True)
+        path = options["file"]
+        content = read_bytes(path, "--file")
+        if len(content) > MAX_DOCUMENT_BYTES:
+            raise refusal(f"--file: {path} is larger than {MAX_DOCUMENT_BYTES:,} bytes")
+        with refusals({"name": "--name"}, source=path, stderr=self.stderr):
+            configuration = configuration_upload(
+                actor=actor,
+                use_case=use_case,
+                name=options["name"],
+                content=content,
+                filename=Path(path).name,
+            )
+        if options["format"] == "json":
+            write_json(self.stdout, ConfigurationDetailOutput(configuration).data)
+            return
+        self.stdout.write(
+            f"σ {configuration.name} v{configuration.version} of {use_case.key} frozen from "
+            f"{path}: model {configuration.model_ref}, SHA-256 {configuration.sha256}."
+        )

@@ -1,0 +1,111 @@
+"""``enterpriseval session_create``: draw a seeded blinded sample of runs and assign graders.
+
+As the new-session page and ``POST …/grading/sessions/``: the planned n is per σ (SPEC §5.3),
+by default what the charter plans for each σ of the runs; ``--sample-size`` draws that many
+outputs from each σ instead. ``--format json`` prints the session as the API returns it (a
+management view: it names runs and graders; never give it to graders).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from charters.management.cli import (
+    add_actor,
+    add_format,
+    refusals,
+    table,
+    use_case_as,
+    user_named,
+    write_json,
+)
+from grading.api.sessions import session_detail_data, session_runs, session_users
+from grading.models import SampleDesign
+from grading.selectors.sessions import session_access
+from grading.services.sessions import session_create
+
+OPTIONS = {
+    "name": "--name",
+    "runs": "--run",
+    "graders": "--grader",
+    "adjudicators": "--adjudicator",
+    "design": "--design",
+    "sample_size": "--sample-size",
+    "graders_per_artefact": "--graders-per-artefact",
+    "seed": "--seed",
+}
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a grading session: sample the runs' graded outputs (the charter's planned n "
+        "per σ, or --sample-size per σ), blind them and assign each to graders."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--use-case", required=True, help="Use-case key.")
+        parser.add_argument("--name", required=True, help="Shown to graders: no provenance.")
+        parser.add_argument(
+            "--run", dest="runs", type=int, action="append", required=True, help="Run id (repeat)."
+        )
+        parser.add_argument(
+            "--grader", dest="graders", action="append", required=True, help="User (repeat)."
+        )
+        parser.add_argument(
+            "--adjudicator",
+            dest="adjudicators",
+            action="append",
+            required=True,
+            help="User (repeat).",
+        )
+        parser.add_argument(
+            "--design", choices=SampleDesign.values, default=SampleDesign.UNIFORM.value
+        )
+        parser.add_argument(
+            "--sample-size", type=int, help="Outputs per σ (default: the charter's plan)."
+        )
+        parser.add_argument("--graders-per-artefact", type=int, default=2)
+        parser.add_argument("--include-baselines", action="store_true", help="Add human baselines.")
+        parser.add_argument("--seed", type=int, help="Sampling seed (default: random, recorded).")
+        add_actor(parser, "a charter owner of the use case")
+        add_format(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        actor = user_named(options["actor"])
+        use_case = use_case_as(actor, options["use_case"], session_access, write=True)
+        with refusals(OPTIONS):
+            session = session_create(
+                actor=actor,
+                use_case=use_case,
+                name=options["name"],
+                runs=session_runs(use_case, options["runs"]),
+                graders=session_users(options["graders"], "graders"),
+                adjudicators=session_users(options["adjudicators"], "adjudicators"),
+                include_baselines=options["include_baselines"],
+                design=options["design"],
+                sample_size=options["sample_size"],
+                graders_per_artefact=options["graders_per_artefact"],
+                seed=options["seed"],
+            )
+        if options["format"] == "json":
+            write_json(self.stdout, session_detail_data(session))
+            return
+        self.stdout.write(
+            f"Session {session.public_id} ({session.name}) of {use_case.key}: "
+            f"{session.sample_size} of {session.population_size} artefacts, "
+            f"{session.graders_per_artefact} graders each, {session.design} design, seed "
+            f"{session.seed}, charter v{session.charter.version}."
+        )
+        rows = [
+            (
+                arm["label"],
+                arm["population"],
+                arm["planned"],
+                arm.get("planned_by") or "whole population",
+                arm["sampled"],
+            )
+            for arm in session.arms
+        ]
+        self.stdout.write(table(rows, ("arm", "outputs", "planned", "planned by", "sampled")))

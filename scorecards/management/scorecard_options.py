@@ -1,0 +1,26 @@
+"""What the scorecard commands share: finding the scorecard the options name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from charters.management.cli import refusal, use_case_as
+from scorecards.models import Scorecard
+from scorecards.selectors import scorecard_get, scorecard_use_case_for
+
+
+def add_scorecard(parser: CommandParser) -> None:
+    """Add ``--use-case`` and ``--scorecard``."""
+    parser.add_argument("--use-case", required=True, help="Use-case key.")
+    parser.add_argument("--scorecard", type=int, required=True, help="Scorecard id.")
+
+
+def scorecard_as(actor: Any, options: dict[str, Any]) -> Scorecard:
+    """Return the scorecard the options name, if ``actor`` may read it (as the pages check)."""
+    use_case = use_case_as(actor, options["use_case"], scorecard_use_case_for)
+    scorecard = scorecard_get(use_case=use_case, pk=options["scorecard"])
+    if scorecard is None:
+        raise refusal(f"--scorecard: no scorecard {options['scorecard']} in {use_case.key}")
+    return scorecard
