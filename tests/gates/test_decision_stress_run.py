@@ -10,6 +10,8 @@ import io
 import json
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from charters.models import Charter, CharterMetric
@@ -108,6 +110,45 @@ def test_the_api_records_the_stress_run(client, decidable):
     )
     assert response.status_code == 201, response.content
     assert Decision.objects.get().record["stress"]["run"] == stress.pk
+
+
+def decide(world, judge, stress: Run) -> None:
+    call_command(
+        "decide",
+        "--use-case",
+        world.use_case.key,
+        "--charter",
+        "1",
+        "--run",
+        str(world.runs[0].pk),
+        "--session",
+        world.session.public_id,
+        "--judge",
+        str(judge.pk),
+        "--stress-run",
+        str(stress.pk),
+        "--as",
+        world.owner.username,
+        stdout=io.StringIO(),
+    )
+
+
+def test_the_cli_records_the_stress_run(decidable):
+    world, judge = decidable
+    stress = stress_run_of(world, world.runs[0])
+    decide(world, judge, stress)
+    assert Decision.objects.get().record["stress"]["run"] == stress.pk
+
+
+def test_the_cli_refuses_another_sigmas_stress_run_with_status_2_naming_the_option(decidable):
+    world, judge = decidable
+    other_sigma = stress_run_of(world, world.runs[1])
+    with pytest.raises(CommandError) as refused:
+        decide(world, judge, other_sigma)
+    assert refused.value.returncode == 2
+    assert str(refused.value).startswith("--stress-run: ")
+    assert f"Run {other_sigma.pk} is not a stress-split run of σ" in str(refused.value)
+    assert not Decision.objects.exists()
 
 
 def test_a_stress_run_of_another_sigma_or_split_is_refused_naming_the_field(decidable):

@@ -26,6 +26,7 @@ OPTION_OF_FIELD = {
     "session": "--session",
     "judge": "--judge",
     "oversight_study": "--study",
+    "stress_run": "--stress-run",
 }
 
 
@@ -44,6 +45,11 @@ class Command(BaseCommand):
         parser.add_argument("--session", help="Public id of a closed grading session.")
         parser.add_argument("--judge", type=int, help="Id of a judge that scored the run.")
         parser.add_argument("--study", help="Public id of an oversight study.")
+        parser.add_argument(
+            "--stress-run",
+            type=int,
+            help="Id of a completed stress-split run of the same σ, reported apart (SPEC §9).",
+        )
         parser.add_argument(
             "--as", dest="actor", required=True, help="User name of a charter owner or reviewer."
         )
@@ -66,6 +72,7 @@ class Command(BaseCommand):
                 session_id=options["session"],
                 judge_id=options["judge"],
                 study_id=options["study"],
+                stress_run_id=options["stress_run"],
             )
             decision = decision_create(
                 actor=actor,
@@ -74,6 +81,7 @@ class Command(BaseCommand):
                 session=inputs.session,
                 judge=inputs.judge,
                 oversight_study=inputs.oversight_study,
+                stress_run=inputs.stress_run,
             )
         except PermissionDenied as error:
             raise CommandError(f"--as: {error}", returncode=REFUSED) from None
