@@ -17,6 +17,7 @@ from enterpriseval.stats.ppi import (
     ppi_lambda,
     ppi_mean_ci,
     ppi_mean_estimate,
+    ppi_proportion_ci,
 )
 from enterpriseval.stats.reliability import pass_at_k, pass_hat_k
 from enterpriseval.stats.sample_size import required_sample_size
@@ -36,6 +37,7 @@ __all__ = [
     "ppi_lambda",
     "ppi_mean_ci",
     "ppi_mean_estimate",
+    "ppi_proportion_ci",
     "required_sample_size",
     "wilson_interval",
 ]

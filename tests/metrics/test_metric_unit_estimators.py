@@ -670,3 +670,42 @@ def test_every_unit_metric_is_a_percent_metric_of_the_catalogue():
 
     for metric_id in UNIT_METRICS:
         assert catalogue_metric(metric_id).scale == "percent"
+
+
+def test_a_ppi_estimate_below_zero_gates_on_the_human_only_interval_and_says_why():
+    # 100 graded outputs of one sentence: the judge flags 10, the humans confirm 1; the
+    # judge flags none of the 300 others. λ̂ ≈ 0.28, so θ̂ = 0.01 − 0.28·0.10 < 0: no
+    # Korn–Graubard interval exists around it, and the gate keeps the human-only one.
+    f = np.zeros(400)
+    f[:10] = 1.0
+    h = np.full(400, NAN)
+    h[:100] = 0.0
+    h[0] = 1.0
+    data = OutputUnits(
+        output_id=np.arange(400), labeled=np.arange(400) < 100, d=np.ones(400), f_num=f, h_num=h
+    )
+    record = estimate_unit_metric("hallucination_rate", data, confidence=0.9)
+    human = human_only_ratio(data, alpha=0.1).interval(100.0)
+    assert record.mode == "H"
+    assert (record.lo, record.hi) == pytest.approx((human.lo, human.hi), rel=1e-12)
+    assert any("no PPI interval" in note and "outside [0, 1]" in note for note in record.notes)
+
+
+def test_ppi_ratio_of_one_unit_per_output_is_the_stats_cores_ppi_proportion_ci():
+    from enterpriseval.stats import ppi_proportion_ci
+
+    rng = np.random.default_rng(21)
+    truth = (rng.random(500) < 0.05).astype(float)
+    judge = np.where(rng.random(500) < 0.08, 1 - truth, truth)
+    labeled = np.zeros(500, dtype=bool)
+    labeled[rng.choice(500, 120, replace=False)] = True
+    data = OutputUnits(
+        output_id=np.arange(500),
+        labeled=labeled,
+        d=np.ones(500),
+        f_num=judge,
+        h_num=np.where(labeled, truth, NAN),
+    )
+    estimate = ppi_ratio(data, alpha=0.1)
+    expected = ppi_proportion_ci(truth[labeled], judge[labeled], judge[~labeled], alpha=0.1)
+    assert (estimate.lo, estimate.hi) == pytest.approx(expected, rel=1e-9)
