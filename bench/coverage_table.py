@@ -16,9 +16,9 @@ errors, √(α/2·(1 − α/2)/R).
 The model of an evaluation (the estimand is the superpopulation value, the harder target: a
 finite-population truth varies less):
 
-- outputs hold a random number of units (sentences 2 + Poisson(6), as the credit-memo example's 6.6, cited chunks
-  2 + Poisson(5), key elements 3 + Poisson(4), flagged guidance items 1 + Poisson(3),
-  breached items Poisson(2));
+- outputs hold a random number of units (sentences 2 + Poisson(6), about the credit-memo
+  example's 6.6; cited chunks 2 + Poisson(5), key elements 3 + Poisson(4), flagged guidance
+  items 1 + Poisson(3), breached items Poisson(2));
 - overdispersion: output i's unit rate is p_i ~ Beta with mean θ and intra-output
   correlation ρ, its count Binomial(units_i, p_i), i.e. beta-binomial units per output, so
   defects concentrate in a few outputs as they do in the credit-memo example;
@@ -84,7 +84,9 @@ class Cell:
     @property
     def label(self) -> str:
         """Return the cell in words, as the table prints it."""
-        metric = f"pass^{self.k} (K = {self.repeats})" if self.metric == "pass_hat_k" else self.metric
+        metric = (
+            f"pass^{self.k} (K = {self.repeats})" if self.metric == "pass_hat_k" else self.metric
+        )
         design = (
             f"{self.n_graded} tasks"
             if self.metric in TASK_METRICS
@@ -164,7 +166,9 @@ def simulate_units(cell: Cell, rng: np.random.Generator) -> OutputUnits:
             h_den=np.where(labeled, units, np.nan),
         )
     judge = _judge_counts(rng, events, units, cell) if cell.judge else None
-    return OutputUnits(output_id=np.arange(size), labeled=labeled, d=units, f_num=judge, h_num=human)
+    return OutputUnits(
+        output_id=np.arange(size), labeled=labeled, d=units, f_num=judge, h_num=human
+    )
 
 
 @functools.cache
@@ -259,7 +263,9 @@ def fast_grid() -> list[Cell]:
         Cell("hallucination_rate", 0.02, 100, judge="calibrated", n_outputs=400, replicates=600),
         Cell("hallucination_rate", 0.01, 200, judge="biased", n_outputs=600, replicates=600),
         Cell("citation_precision_lenient", 0.95, 18),
-        Cell("citation_precision_lenient", 0.97, 100, judge="biased", n_outputs=400, replicates=600),
+        Cell(
+            "citation_precision_lenient", 0.97, 100, judge="biased", n_outputs=400, replicates=600
+        ),
         Cell("key_element_capture", 0.90, 18),
         Cell("key_element_capture", 0.95, 100, judge="calibrated", n_outputs=400, replicates=600),
         Cell("guidance_precision", 0.95, 18),

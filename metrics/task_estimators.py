@@ -1516,7 +1516,8 @@ def catch_rate_estimate(
 
     Notes
     -----
-    :math:`\\rho_{\\mathrm{catch}} = d / s` (seed 003 §4, Oversight; Eq. 10), Clopper–Pearson interval.
+    :math:`\\rho_{\\mathrm{catch}} = d / s` (seed 003 §4, Oversight; Eq. 10), Clopper–Pearson
+    interval.
     Defects are treated as independent; seeding at most one defect per output keeps
     them so.
     """

@@ -45,8 +45,6 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
 from charters.catalogue import catalogue_metric
 from enterpriseval.stats import Estimate, cluster_ratio_ci, korn_graubard_interval, ppi_lambda
@@ -1118,7 +1116,7 @@ __all__ = [
     "judge_only_ratio",
     "key_element_counts",
     "ppi_ratio",
-    "unit_metric",
     "unit_estimand",
+    "unit_metric",
     "unit_metric_intervals",
 ]

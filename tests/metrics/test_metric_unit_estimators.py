@@ -310,7 +310,9 @@ def test_judge_only_ratio_is_the_cluster_ratio_of_the_judge_over_all_outputs():
     estimate = judge_only_ratio(data, alpha=0.05)
     se = math.sqrt(0.01171875)
     assert (estimate.point, estimate.se) == pytest.approx((0.25, se), abs=1e-12)
-    assert (estimate.lo, estimate.hi) == pytest.approx(kg_reference(0.25, se, 8, 2, 0.05), abs=1e-12)
+    assert (estimate.lo, estimate.hi) == pytest.approx(
+        kg_reference(0.25, se, 8, 2, 0.05), abs=1e-12
+    )
     assert (estimate.n, estimate.n_clusters) == (8, 3)
 
 

@@ -72,10 +72,12 @@ def test_arrays_broadcast_and_agree_with_the_scalar_reference(df):
     points = rng.uniform(0.005, 0.995, 25)
     variances = points * (1 - points) / rng.uniform(20, 400, 25) * rng.uniform(0.5, 4, 25)
     lo, hi = korn_graubard_interval(points, variances, 150, alpha=0.1, df=df)
-    expected = np.array([reference(p, v, 150, 0.1, df) for p, v in zip(points, variances, strict=True)])
+    expected = np.array(
+        [reference(p, v, 150, 0.1, df) for p, v in zip(points, variances, strict=True)]
+    )
     assert lo == pytest.approx(expected[:, 0], rel=1e-9)
     assert hi == pytest.approx(expected[:, 1], rel=1e-9)
-    assert ((0 <= lo) & (lo <= points) & (points <= hi) & (hi <= 1)).all()
+    assert ((lo >= 0) & (lo <= points) & (points <= hi) & (hi <= 1)).all()
 
 
 @pytest.mark.parametrize(
