@@ -1,7 +1,9 @@
 """Unsafe-side error of the gated bounds, by simulation through the product's estimators.
 
 ``python -m bench.coverage_table`` prints the table of docs/statistics.md (the slow grid);
-``python -m bench.coverage_table --fast`` the grid the test suite runs in ``make test``.
+``python -m bench.coverage_table --fast`` the grid the test suite runs in ``make test``;
+``python -m bench.coverage_table --ppi-choice`` the comparison of candidate PPI intervals
+that chose the gated one.
 
 A gated bound is a promise to the committee (SPEC §5.2, §5.3): with the truth exactly at the
 threshold, the conservative bound passes the threshold — upper bound below it for a
@@ -44,11 +46,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.special import expit, logit, ndtri, stdtrit
 
-from enterpriseval.stats import cluster_ratio_ci
+from enterpriseval.stats import cluster_ratio_ci, korn_graubard_interval
 from metrics.estimate import MetricEstimate
 from metrics.task_estimators import classification_accuracy_estimate, pass_hat_k_estimates
-from metrics.unit_estimators import OutputUnits, estimate_unit_metric
+from metrics.unit_estimators import OutputUnits, estimate_unit_metric, human_only_ratio, ppi_ratio
 
 #: Metrics whose value is better when lower (the gate uses the upper bound).
 LOWER_IS_BETTER = frozenset({"hallucination_rate", "irrelevance_rate"})
@@ -252,6 +255,91 @@ def unsafe_error(cell: Cell, estimator: Estimator = product_estimate) -> CellRes
     )
 
 
+# -- the choice of the PPI interval ----------------------------------------------------------
+
+#: The PPI intervals compared before choosing (SPEC §5.2: "decide by simulation").
+PPI_VARIANTS = (
+    "normal (ppi_py)",
+    "logit-scale t",
+    "KG, n_eff ≤ all N outputs' units",
+    "KG, n_eff ≤ graded units (chosen)",
+    "human-only KG",
+)
+
+
+def ppi_variant_errors(cell: Cell) -> dict[str, float]:
+    """Return the unsafe-side error of each candidate PPI interval in one cell.
+
+    All share the PPI++ point and variance of ``metrics.unit_estimators.ppi_ratio``; they
+    differ in the interval built on them. The human-only Korn–Graubard interval of the same
+    evaluations is the fallback they are compared with.
+    """
+    rng = np.random.default_rng(cell.seed)
+    alpha = 1.0 - cell.confidence
+    lower_is_better = cell.metric in LOWER_IS_BETTER
+    shares = cell.metric == "key_element_capture"
+    unsafe = dict.fromkeys(PPI_VARIANTS, 0)
+    for _ in range(cell.replicates):
+        data = simulate_units(cell, rng)
+        ppi = ppi_ratio(data, alpha=alpha, mean_of_shares=shares)
+        human = human_only_ratio(data, alpha=alpha, mean_of_shares=shares)
+        assert data.d is not None
+        point, se, df = min(max(ppi.point, 0.0), 1.0), ppi.se, data.n_labeled - 1
+        quantile, z = float(-stdtrit(df, alpha / 2.0)), float(-ndtri(alpha / 2.0))
+        if 0.0 < point < 1.0:
+            half = quantile * se / (point * (1.0 - point))
+            logit_limits = (float(expit(logit(point) - half)), float(expit(logit(point) + half)))
+        else:
+            logit_limits = (0.0, 1.0)
+        limits = {
+            PPI_VARIANTS[0]: (ppi.point - z * se, ppi.point + z * se),
+            PPI_VARIANTS[1]: logit_limits,
+            PPI_VARIANTS[2]: korn_graubard_interval(
+                point, se**2, float(data.d.sum()), alpha, df=df
+            ),
+            PPI_VARIANTS[3]: (ppi.lo, ppi.hi),
+            PPI_VARIANTS[4]: (human.lo, human.hi),
+        }
+        for name, (lo, hi) in limits.items():
+            unsafe[name] += hi < cell.truth if lower_is_better else lo > cell.truth
+    return {name: count / cell.replicates for name, count in unsafe.items()}
+
+
+def ppi_choice_grid() -> list[Cell]:
+    """Return the PPI operating points the choice was made on (100–400 graded outputs)."""
+    return [
+        Cell("hallucination_rate", 0.02, 100, judge="calibrated", n_outputs=400, replicates=2_000),
+        Cell("hallucination_rate", 0.01, 200, judge="biased", n_outputs=600, replicates=2_000),
+        Cell(
+            "hallucination_rate", 0.01, 400, judge="calibrated", n_outputs=1_200, replicates=2_000
+        ),
+        Cell("hallucination_rate", 0.05, 100, judge="biased", n_outputs=300, replicates=2_000),
+        Cell("key_element_capture", 0.95, 100, judge="biased", n_outputs=300, replicates=2_000),
+        Cell(
+            "citation_precision_lenient",
+            0.97,
+            200,
+            judge="calibrated",
+            n_outputs=600,
+            replicates=2_000,
+        ),
+    ]
+
+
+def ppi_choice_table(cells: Sequence[Cell]) -> str:
+    """Return the unsafe-side error of each candidate PPI interval, cell by cell."""
+    lines = [
+        "| cell | " + " | ".join(PPI_VARIANTS) + " | limit |",
+        "| --- |" + " --- |" * (len(PPI_VARIANTS) + 1),
+    ]
+    for cell in cells:
+        errors = ppi_variant_errors(cell)
+        limit = mc_limit((1.0 - cell.confidence) / 2.0, cell.replicates)
+        shown = " | ".join(f"{100 * errors[name]:.2f} %" for name in PPI_VARIANTS)
+        lines.append(f"| {cell.label} | {shown} | {100 * limit:.2f} % |")
+    return "\n".join(lines)
+
+
 # -- the grids -------------------------------------------------------------------------------
 
 
@@ -325,7 +413,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the table of the chosen grid; exit 1 if a cell fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="the grid of make test")
+    parser.add_argument(
+        "--ppi-choice", action="store_true", help="compare the candidate PPI intervals"
+    )
     options = parser.parse_args(argv)
+    if options.ppi_choice:
+        cells = ppi_choice_grid()
+        print(
+            f"{len(cells)} cells, confidence 0.95, {cells[0].replicates} evaluations per cell, "
+            f"seed {cells[0].seed}\n"
+        )
+        print(ppi_choice_table(cells))
+        return 0
     cells = fast_grid() if options.fast else slow_grid()
     started = time.perf_counter()
     results = []
