@@ -329,8 +329,10 @@ def ppi_choice_grid() -> list[Cell]:
 def ppi_choice_table(cells: Sequence[Cell]) -> str:
     """Return the unsafe-side error of each candidate PPI interval, cell by cell."""
     lines = [
-        "| cell | " + " | ".join(PPI_VARIANTS) + " | limit |",
-        "| --- |" + " --- |" * (len(PPI_VARIANTS) + 1),
+        "| metric | truth = threshold | design | judge | "
+        + " | ".join(PPI_VARIANTS)
+        + " | limit |",
+        "| --- | --- | --- | --- |" + " --- |" * (len(PPI_VARIANTS) + 1),
     ]
     for cell in cells:
         errors = ppi_variant_errors(cell)
@@ -396,7 +398,7 @@ def slow_grid() -> list[Cell]:
 def table(results: Sequence[CellResult]) -> str:
     """Return the results as the markdown table of docs/statistics.md."""
     lines = [
-        "| metric | truth = threshold | design | gated by | PPI gated | unsafe-side error "
+        "| metric | truth = threshold | design | grading | PPI gated | unsafe-side error "
         "| limit | |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
