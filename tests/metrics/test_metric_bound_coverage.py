@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import pytest
 
-from bench.coverage_table import Cell, fast_grid, mc_limit, slow_grid, unsafe_error, wald_estimate
+from bench.coverage_table import (
+    KNOWN_LIMITS,
+    Cell,
+    fast_grid,
+    mc_limit,
+    slow_grid,
+    unsafe_error,
+    wald_estimate,
+)
 
 
 def _id(cell: Cell) -> str:
@@ -26,8 +34,22 @@ def test_the_gated_bound_errs_on_the_unsafe_side_at_most_alpha_over_2(cell):
     )
 
 
+def _with_known_limits(cells: list[Cell]) -> list:
+    """Mark the cells where the bound is known to break its promise as strict xfails.
+
+    Strict: if a change makes such a cell pass, the suite says so and the limit comes off
+    the list (and out of docs/statistics.md).
+    """
+    return [
+        pytest.param(cell, marks=pytest.mark.xfail(strict=True, reason=KNOWN_LIMITS[cell.label]))
+        if cell.label in KNOWN_LIMITS
+        else cell
+        for cell in cells
+    ]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("cell", slow_grid(), ids=_id)
+@pytest.mark.parametrize("cell", _with_known_limits(slow_grid()), ids=_id)
 def test_the_gated_bound_keeps_its_promise_over_the_larger_grid(cell):
     result = unsafe_error(cell)
     assert result.unsafe <= result.limit, (
