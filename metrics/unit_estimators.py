@@ -665,8 +665,8 @@ def human_only_ratio(
     Notes
     -----
     One stratum (a uniform sample): ``enterpriseval.stats.cluster_ratio_ci`` over the
-    labeled outputs, R̂ = Σ y_i / Σ x_i with the linearised CR1 variance and a t quantile on
-    G − 1 degrees of freedom (SPEC §5.3, §5.4). With strata, the combined ratio estimate
+    labeled outputs, R̂ = Σ y_i / Σ x_i with the linearised CR1 variance (SPEC §5.3, §5.4).
+    With strata, the combined ratio estimate
 
     .. math::
 
@@ -674,12 +674,15 @@ def human_only_ratio(
         \\widehat{\\operatorname{var}}(\\hat R) = \\sum_h \\frac{W_h^2 s_{z,h}^2}{n_h}, \\quad
         z_i = \\frac{y_i - \\hat R x_i}{\\sum_h W_h \\bar x_h},
 
-    with W_h = N_h/N (each labeled output weighted by 1/π_h = N_h/n_h, normalised) and a t
-    quantile on n − H degrees of freedom (Cochran 1977 §5.3, §6.11); it reduces to the
-    one-stratum formula when H = 1. No finite-population correction is applied (as
-    ``cluster_ratio_ci``; conservative). If every labeled output has the same ratio, the
-    linearised variance is 0 and the interval is Wilson's on the pooled units (SPEC §5.2:
-    "cluster-robust with a t quantile, or Wilson"), which treats units as independent.
+    with W_h = N_h/N (each labeled output weighted by 1/π_h = N_h/n_h, normalised) (Cochran
+    1977 §5.3, §6.11); it reduces to the one-stratum formula when H = 1.
+
+    The interval is Korn–Graubard's (SPEC §5.2; ``enterpriseval.stats.korn_graubard_interval``):
+    Clopper–Pearson at the effective sample size R̂(1 − R̂)/var(R̂), capped at the graded
+    units (design effect floored at 1) and scaled by (z/t)² with G − 1 (stratified: n − H)
+    degrees of freedom. It lies in [0, 1] and is never zero-width at 0 or 1; a zero variance
+    (every labeled output with the same ratio, e.g. no defect) takes the design effect as 1.
+    No finite-population correction is applied (conservative for the N recorded outputs).
     """
     alpha = _alpha_checked(alpha)
     y, x, units = _sides(data, "human", mean_of_shares)
@@ -754,7 +757,7 @@ def _format_lambdas(lambdas: tuple[float, ...]) -> str:
 def ppi_ratio(
     data: OutputUnits, *, alpha: float = 0.05, mean_of_shares: bool = False
 ) -> RatioEstimate:
-    """Return the prediction-powered (PPI++) ratio with its normal interval.
+    """Return the prediction-powered (PPI++) ratio with its Korn–Graubard interval.
 
     Parameters
     ----------
@@ -819,9 +822,16 @@ def ppi_ratio(
         - 2\\hat R\\,\\widehat{\\operatorname{cov}}(\\hat\\theta_a, \\hat\\theta_b)
         + \\hat R^2\\,\\widehat{\\operatorname{var}}(\\hat\\theta_b)}{\\hat\\theta_b^2}
 
-    (Casella and Berger 2002 §5.5.4; Cochran 1977 §6.3). The interval is R̂ ± z_{1−α/2}·se.
-    The normal approximation under-covers with few labeled outputs, which is why the gate
-    uses the human-only interval below ``MIN_OUTPUTS_FOR_PPI_GATE`` (SPEC §5.2).
+    (Casella and Berger 2002 §5.5.4; Cochran 1977 §6.3).
+
+    The interval is Korn–Graubard's on R̂ and var(R̂) with the effective sample size capped at
+    the human-graded units and t(n − H) scaling: the judge may remove the clustering design
+    effect, never add units the humans did not grade (SPEC §5.2). The normal interval R̂ ± z·se
+    (ppi_py's, still what ``se`` is) erred on the unsafe side 6–10 % of the time at 100–400
+    graded outputs and rare defects (nominal 2.5 %), and a cap at all N outputs' units 3–5 %;
+    this one stays within α/2 there (``python -m bench.coverage_table --ppi-choice``,
+    docs/statistics.md). A PPI++ estimate outside [0, 1] has no such interval: ``ValueError``,
+    and the gate keeps the human-only interval.
     """
     alpha = _alpha_checked(alpha)
     y, x, units = _sides(data, "human", mean_of_shares)
@@ -999,21 +1009,23 @@ def estimate_unit_metric(
     Returns
     -------
     MetricEstimate
-        ``point``/``lo``/``hi`` are those of the gated estimator, in percent, the interval
-        clipped to [0, 100] (a note says when):
+        ``point``/``lo``/``hi`` are those of the gated estimator, in percent; every interval
+        (gated, human-only, judge-only) is Korn–Graubard's, inside [0, 100]:
 
         - ``mode="PPI"``: a judge scored every output and at least
           ``MIN_OUTPUTS_FOR_PPI_GATE`` (100) outputs are human-graded;
         - ``mode="H"``: human-graded outputs but fewer than 100, or no judge, or PPI not
-          computable (SPEC §5.2: the gate uses the human-only interval; the PPI interval is
-          shown in ``notes``, first line starting ``"PPI++ (shown, not gated)"``);
+          computable, e.g. its estimate outside [0, 100] (SPEC §5.2: the gate uses the
+          human-only interval; a computed PPI interval is shown in ``notes``, first line
+          starting ``"PPI++ (shown, not gated)"``, and a failed one is named there);
         - ``mode="J"``: no usable human grades, the judge's values only, with ``reason``
           saying it is informational and never gated;
         - no value (``point`` None) with ``reason`` when neither is available.
 
         ``human_only`` and ``judge_only`` hold those intervals when computed. ``n`` counts
         the units behind the gated value (human-graded units for H and PPI, judged units for
-        J) and ``n_clusters`` the outputs.
+        J) and ``n_clusters`` the outputs. ``estimand`` says what is estimated and that
+        no finite-population correction is applied.
 
     Raises
     ------
