@@ -13,7 +13,7 @@ Interval methods, one per metric:
 - proportions of independent trajectories, seeded defects or tasks: Clopper–Pearson interval
   (SPEC §5.2, §5.3: each one-sided error at most α/2, which Wilson's is not at the
   boundary);
-- means over tasks (completeness, dispersion, review burden): Student t interval over tasks,
+- means over tasks (completeness, review burden): Student t interval over tasks,
   i.e. :func:`enterpriseval.stats.cluster_mean_ci` with each task its own cluster (CR1 with
   G = N is exactly ``s/√n`` with ``n − 1`` degrees of freedom);
 - pass^k and dispersion: Korn–Graubard interval over tasks (each task its cluster; SPEC §5.3),
@@ -1144,7 +1144,12 @@ def dispersion_estimate(
         s_i = \\sqrt{\\frac{K_i}{K_i - \\mathrm{ddof}}\\, p_i (1 - p_i)}, \\qquad
         D = \\frac{1}{n} \\sum_i s_i,
 
-    with a t interval over tasks clipped to [0, max possible s].
+    with a Korn–Graubard interval over tasks (SPEC §5.3: the task is the cluster) of the
+    values as shares of the largest possible s, 0.5·√(K/(K − ddof)), so the interval stays in
+    the possible range and is not zero-width when every task is deterministic (D = 0).
+    Its expectation depends on K: with ddof 0, E[s_i] ≤ √((K − 1)/K · q_i(1 − q_i)) for a
+    task succeeding with probability q_i, so dispersion is biased low at small K; the record
+    names K and says so.
     """
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
