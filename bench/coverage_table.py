@@ -398,9 +398,9 @@ def slow_grid() -> list[Cell]:
 #: Cells of the slow grid where the gated bound is known to break its promise, and why.
 KNOWN_LIMITS = {
     cell.label: (
-        "strongly clustered rare defects (intra-output correlation 0.1 at 1 %): a sample with no "
-        "defect at all is far likelier than for independent sentences, and at p̂ = 0 the "
-        "design effect cannot be estimated, so Korn–Graubard takes it as 1 (docs/statistics.md)"
+        "strongly clustered rare defects (intra-output correlation 0.1 at 1 %): samples with no "
+        "defect, or with one or two in a single output, show a design effect of about 1 where "
+        "the true one is large (docs/statistics.md, 'Known limit')"
     )
     for cell in (
         Cell("hallucination_rate", 0.01, 50, rho=0.1, replicates=2_000),

@@ -23,7 +23,7 @@ from bench.coverage_table import (
 
 
 def _id(cell: Cell) -> str:
-    return cell.label.replace(" | ", "/").replace(" ", "")
+    return cell.label.replace(" | ", "/").replace(" ", "").replace("ρ", "rho")
 
 
 @pytest.mark.parametrize("cell", fast_grid(), ids=_id)
