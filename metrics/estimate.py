@@ -34,8 +34,11 @@ class MetricEstimate:
     ``scale: percent`` metrics); ``None`` when there is no evidence (then ``reason`` says
     why). ``n`` counts units (sentences, cited chunks, key elements, tasks …), ``n_clusters``
     the outputs or tasks they sit in. ``estimator`` names the method in words a reviewer
-    can check ("PPI++ ratio, λ = 0.62, stratified by run", "cluster-robust ratio, CR1, t(37)",
-    "Wilson"). ``human_only`` and ``judge_only`` are shown beside a PPI value.
+    can check ("PPI++ ratio, λ = 0.62, stratified by run", "Korn–Graubard (n_eff 212.4 …)",
+    "Clopper–Pearson"). ``human_only`` and ``judge_only`` are shown beside a PPI value, on the
+    same valid basis as the gated interval. ``estimand`` says what the value estimates (the
+    frozen task set's outputs, or future tasks like them) and whether a finite-population
+    correction was applied, for the decision page.
     """
 
     metric_id: str
@@ -54,6 +57,7 @@ class MetricEstimate:
     judge_only: Interval | None = None
     reason: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    estimand: str = ""
 
     @property
     def has_value(self) -> bool:

@@ -10,13 +10,19 @@ never NaN.
 
 Interval methods, one per metric:
 
-- proportions of independent trajectories, attacks, seeded defects or tasks: Wilson score
-  interval (SPEC §5.3);
-- means over tasks (completeness, dispersion, review burden): Student t interval over tasks,
+- proportions of independent trajectories, seeded defects or tasks: Clopper–Pearson interval
+  (SPEC §5.2, §5.3: each one-sided error at most α/2, which Wilson's is not at the
+  boundary);
+- means over tasks (completeness, review burden): Student t interval over tasks,
   i.e. :func:`enterpriseval.stats.cluster_mean_ci` with each task its own cluster (CR1 with
   G = N is exactly ``s/√n`` with ``n − 1`` degrees of freedom);
-- non-linear statistics of tasks (macro-F1, pass^k, Δeff, cost per success): percentile
-  bootstrap over tasks, seeded, with the seed and the number of resamples in ``estimator``.
+- pass^k and dispersion: Korn–Graubard interval over tasks (each task its cluster; SPEC §5.3),
+  never zero-width at the boundary; Clopper–Pearson when every task's value is 0 or 1 (K = 1);
+- non-linear statistics of tasks (macro-F1, Δeff, cost per success): percentile bootstrap
+  over tasks, seeded, with the seed and the number of resamples in ``estimator``.
+
+Every record states its estimand (SPEC §5.2): tasks like the frozen task set's, the evaluated
+ones treated as a random sample of them, with no finite-population correction.
 """
 
 from __future__ import annotations
@@ -29,7 +35,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from charters.catalogue import catalogue_metric
-from enterpriseval.stats import cluster_mean_ci, pass_hat_k, wilson_interval
+from enterpriseval.stats import (
+    clopper_pearson_interval,
+    cluster_mean_ci,
+    korn_graubard_interval,
+    pass_hat_k,
+    wilson_interval,
+)
 from enterpriseval.stats.checks import (
     as_count_vector,
     as_float_vector,
@@ -52,7 +64,7 @@ BASELINE_NOTE = "baseline: "
 # Cap on the (resamples × tasks) weight matrix held in memory at once.
 _BOOTSTRAP_CELLS = 4_000_000
 _T_OVER_TASKS = "mean over tasks; t interval over tasks (each task its own cluster, t(n − 1))"
-_WILSON = "Wilson score interval"
+_EXACT = "Clopper–Pearson interval"
 # Elementwise ``is None`` over object arrays (a 0-d object array, so the ufunc broadcasts).
 _NONE = np.array(None, dtype=object)
 
@@ -110,6 +122,15 @@ class _Basis:
             planned_n=self.planned_n,
             reason=reason,
             notes=tuple(notes),
+            estimand=self.estimand if point is not None else "",
+        )
+
+    @property
+    def estimand(self) -> str:
+        """Return what the record estimates, for the decision page (SPEC §5.2)."""
+        return (
+            f"the metric over tasks like the frozen task set's (the {self.n} evaluated are "
+            "treated as a random sample of those σ will meet); no finite-population correction"
         )
 
     def missing(self, reason: str, notes: Iterable[str] = ()) -> MetricEstimate:
@@ -159,14 +180,40 @@ def _count(value: int, name: str) -> int:
     return int(as_count_vector(value, name)[0])
 
 
-def _wilson_value(
+def _exact_value(
     basis: _Basis, successes: int, empty_reason: str, notes: Iterable[str] = ()
 ) -> MetricEstimate:
-    """Return the Wilson-interval record of ``successes`` of ``basis.n`` independent units."""
+    """Return the Clopper–Pearson record of ``successes`` of ``basis.n`` independent units."""
     if basis.n == 0:
         return basis.missing(empty_reason, notes)
-    lo, hi = wilson_interval(successes, basis.n, basis.alpha)  # SPEC §5.3: Wilson interval
+    # SPEC §5.2, §5.3: exact, so each one-sided error is at most α/2 at any proportion.
+    lo, hi = clopper_pearson_interval(successes, basis.n, basis.alpha)
     return basis.value(successes / basis.n, lo, hi, notes=(f"{successes} of {basis.n}", *notes))
+
+
+def _korn_graubard_over_tasks(
+    values: FloatArray, alpha: float, ceiling: float = 1.0
+) -> tuple[float, float, float, str]:
+    """Return (point, lo, hi, words): the mean of per-task values in [0, ceiling] with its
+    Korn–Graubard interval, each task its own cluster (SPEC §5.3).
+
+    The values are rescaled to [0, 1]; the variance of their mean is s²/n (ddof 1) and the
+    effective sample size, capped at n tasks, is scaled by (z/t_{n−1})² (Korn and Graubard
+    1998). When every value is 0 or 1 the interval is Clopper–Pearson's on the count.
+    """
+    share = values / ceiling
+    n = share.size
+    point = float(share.mean())
+    if np.all((share == 0.0) | (share == 1.0)):
+        successes = int(share.sum())
+        lo, hi = clopper_pearson_interval(successes, n, alpha)  # SPEC §5.3: K = 1
+        return point * ceiling, lo * ceiling, hi * ceiling, f"Clopper–Pearson over {n} tasks"
+    variance = float(share.var(ddof=1)) / n  # tasks are the independent units
+    lo, hi = korn_graubard_interval(min(max(point, 0.0), 1.0), variance, n, alpha, df=n - 1)
+    spread = point * (1.0 - point)
+    effective = min(n, spread / variance) if spread > 0 and variance > 0 else n
+    words = f"Korn–Graubard over tasks (n_eff {effective:.1f} of {n} tasks, t({n - 1}))"
+    return point * ceiling, lo * ceiling, hi * ceiling, words
 
 
 def _mean_over_tasks(
@@ -323,7 +370,7 @@ def classification_accuracy_estimate(
     Returns
     -------
     MetricEstimate
-        Percent with a Wilson interval, ``n = n_clusters`` = tasks.
+        Percent with a Clopper–Pearson interval, ``n = n_clusters`` = tasks.
 
     Raises
     ------
@@ -335,7 +382,8 @@ def classification_accuracy_estimate(
     -----
     .. math:: \\mathrm{Acc} = \\frac{1}{n} \\sum_{i=1}^{n} 1[\\hat y_i = y_i]
 
-    with the Wilson score interval (SPEC §4, §5.3).
+    with the Clopper–Pearson interval (SPEC §5.2, §5.3; exact, so a gated bound errs on the
+    unsafe side at most α/2 of the time).
     """
     guess, truth = _gold_and_predicted(predicted, gold)
     basis = _basis(
@@ -343,11 +391,11 @@ def classification_accuracy_estimate(
         confidence=confidence,
         n=truth.size,
         mode="A",
-        estimator=_WILSON,
+        estimator=_EXACT,
         planned_n=planned_n,
     )
     correct = int(np.count_nonzero(guess == truth))  # SPEC §4: label equals the gold label
-    return _wilson_value(basis, correct, "no task")
+    return _exact_value(basis, correct, "no task")
 
 
 @dataclass(frozen=True, slots=True)
@@ -952,10 +1000,8 @@ def pass_hat_k_estimates(
     planned_n: int | None = None,
     mode: GradingMode = "A",
     kappa: float | None = None,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
 ) -> dict[int, MetricEstimate]:
-    """Return pass^k for k = 1, 2, 4 and K, each with a bootstrap interval over tasks.
+    """Return pass^k for k = 1, 2, 4 and K, each with a Korn–Graubard interval over tasks.
 
     Parameters
     ----------
@@ -973,9 +1019,6 @@ def pass_hat_k_estimates(
         How success was judged: automatically (default) or by humans.
     kappa : float, optional
         Agreement on the success judgement when human-graded.
-    n_resamples, seed : int, optional
-        Bootstrap resamples (default 10,000) and seed (default 0); one set of resamples
-        serves every k.
 
     Returns
     -------
@@ -997,10 +1040,13 @@ def pass_hat_k_estimates(
         \\widehat{\\mathrm{pass}^k} = \\frac{1}{n} \\sum_{i=1}^{n}
         \\frac{\\binom{c_i}{k}}{\\binom{K_i}{k}}
 
-    by :func:`enterpriseval.stats.pass_hat_k`; the interval is the percentile bootstrap
-    over tasks of the per-task terms.
+    by :func:`enterpriseval.stats.pass_hat_k`. The repeats of a task are correlated, so the
+    task is the cluster (SPEC §5.3): the interval is Korn–Graubard's on the per-task terms
+    (values in [0, 1], variance s²/n, t(n − 1)), and Clopper–Pearson's over tasks when every
+    term is 0 or 1 (K = 1, or k = K). Neither is ever zero-width at 0 or 100 %. The
+    percentile bootstrap used before erred on the unsafe side 4.5–7.5 % of the time at 30
+    tasks and K = 4 (nominal 2.5 %) and gave [100, 100] when every task succeeded.
     """
-    _check_resamples(n_resamples, seed)
     counts, repeats = _repeats(successes, trials)
     if ks is not None:
         for k in ks:
@@ -1018,22 +1064,24 @@ def pass_hat_k_estimates(
         # One call per distinct (c, K) pair, not per task: the term depends on nothing else.
         terms = np.array([[pass_hat_k([c], [t], k) for k in feasible] for c, t in pairs])
         per_task = terms[inverse.ravel()]
-    resampled = None
-    resampling = _bootstrap_words(n_resamples, seed)
-    if counts.size >= 2 and feasible:
-        resampled = _bootstrap_means(per_task, n_resamples, np.random.default_rng(seed))
     estimates = {}
     for k in wanted:
+        notes = [f"k = {k}"]
+        words = "Korn–Graubard over tasks"
+        point = lo = hi = None
+        if counts.size >= 2 and k <= fewest:
+            point, lo, hi, words = _korn_graubard_over_tasks(
+                per_task[:, feasible.index(k)], 1.0 - confidence
+            )
         basis = _basis(
             "pass_hat_k",
             confidence=confidence,
             n=counts.size,
             mode=mode,
-            estimator=f"pass^{k} = mean C(c_i, {k}) / C(K_i, {k}); {resampling}",
+            estimator=f"pass^{k} = mean C(c_i, {k}) / C(K_i, {k}); {words}",
             planned_n=planned_n,
             kappa=kappa,
         )
-        notes = [f"k = {k}"]
         if counts.size == 0:
             estimates[k] = basis.missing("no task", notes)
             continue
@@ -1043,11 +1091,10 @@ def pass_hat_k_estimates(
                 f"pass^{k} needs at least {k} repeats of every task; the fewest is {fewest}", notes
             )
             continue
-        point = pass_hat_k(counts, repeats, k)  # SPEC §4, §5.4: pass^k
-        if resampled is None:
+        if point is None:
+            point = pass_hat_k(counts, repeats, k)  # SPEC §4, §5.4: pass^k
             estimates[k] = basis.value(point, None, None, reason=_ONE_TASK, notes=notes)
             continue
-        lo, hi = _percentile_interval(resampled[:, feasible.index(k)], basis.alpha)
         estimates[k] = basis.value(point, lo, hi, notes=notes)
     return estimates
 
@@ -1097,7 +1144,12 @@ def dispersion_estimate(
         s_i = \\sqrt{\\frac{K_i}{K_i - \\mathrm{ddof}}\\, p_i (1 - p_i)}, \\qquad
         D = \\frac{1}{n} \\sum_i s_i,
 
-    with a t interval over tasks clipped to [0, max possible s].
+    with a Korn–Graubard interval over tasks (SPEC §5.3: the task is the cluster) of the
+    values as shares of the largest possible s, 0.5·√(K/(K − ddof)), so the interval stays in
+    the possible range and is not zero-width when every task is deterministic (D = 0).
+    Its expectation depends on K: with ddof 0, E[s_i] ≤ √((K − 1)/K · q_i(1 − q_i)) for a
+    task succeeding with probability q_i, so dispersion is biased low at small K; the record
+    names K and says so.
     """
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
@@ -1111,7 +1163,7 @@ def dispersion_estimate(
         mode="A",
         estimator=(
             f"mean over tasks of the standard deviation of the success indicator "
-            f"(ddof {ddof}); t interval over tasks (t(n − 1))"
+            f"(ddof {ddof}); Korn–Graubard over tasks of the values as shares of their maximum"
         ),
         planned_n=planned_n,
     )
@@ -1119,10 +1171,21 @@ def dispersion_estimate(
     if counts.size == 0:
         return basis.missing("no task", notes)
     notes.append(_repeats_words(repeats))
+    low, high = int(repeats.min()), int(repeats.max())
+    notes.append(
+        f"depends on K (K = {low if low == high else f'{low}–{high}'}): with ddof 0 a task "
+        "succeeding with probability q has expected dispersion below √(q(1 − q)), by the "
+        "factor √((K − 1)/K) and more at small K; compare dispersions only at the same K"
+    )
     share = counts / repeats
     spread = np.sqrt(repeats / (repeats - ddof) * share * (1.0 - share))  # SPEC §4: per-task std
     ceiling = float(np.max(0.5 * np.sqrt(repeats / (repeats - ddof))))
-    return _mean_over_tasks(basis, spread, 0.0, ceiling, notes)  # SPEC §4: mean over tasks
+    if spread.size == 1:
+        return basis.value(spread[0], None, None, reason=_ONE_TASK, notes=notes)
+    # SPEC §5.3: the task is the cluster; values rescaled to [0, 1] by the largest possible
+    # std, so an all-deterministic run (D = 0) still gets a non-zero-width upper limit.
+    point, lo, hi, _ = _korn_graubard_over_tasks(spread, 1.0 - confidence, ceiling)
+    return basis.value(point, lo, hi, notes=notes)  # SPEC §4: mean over tasks
 
 
 # --- trajectory-level proportions (reliability, assurance, oversight) ----------------------
@@ -1145,11 +1208,11 @@ def _trajectory_rate(
         confidence=confidence,
         n=indicator.size,
         mode=mode,
-        estimator=_WILSON,
+        estimator=_EXACT,
         planned_n=planned_n,
         kappa=kappa,
     )
-    return _wilson_value(basis, int(indicator.sum()), empty_reason)
+    return _exact_value(basis, int(indicator.sum()), empty_reason)
 
 
 def recovery_rate_estimate(
@@ -1169,7 +1232,7 @@ def recovery_rate_estimate(
     Returns
     -------
     MetricEstimate
-        Percent with a Wilson interval; no value without such a run.
+        Percent with a Clopper–Pearson interval; no value without such a run.
 
     Raises
     ------
@@ -1180,7 +1243,7 @@ def recovery_rate_estimate(
     Notes
     -----
     :math:`\\hat p = \\sum_r 1[\\mathrm{success}_r] / n` over runs with an injected failure
-    (SPEC §4), Wilson interval (SPEC §5.3).
+    (SPEC §4), Clopper–Pearson interval (SPEC §5.3).
     """
     return _trajectory_rate(
         "recovery_rate",
@@ -1220,7 +1283,7 @@ def policy_violation_rate_estimate(
     Returns
     -------
     MetricEstimate
-        Percent with a Wilson interval; no value without a run.
+        Percent with a Clopper–Pearson interval; no value without a run.
 
     Raises
     ------
@@ -1230,7 +1293,7 @@ def policy_violation_rate_estimate(
 
     Notes
     -----
-    :math:`\\hat p = \\sum_r 1[\\mathrm{violation}_r] / n` (SPEC §4), Wilson interval.
+    :math:`\\hat p = \\sum_r 1[\\mathrm{violation}_r] / n` (SPEC §4), Clopper–Pearson interval.
     """
     return _trajectory_rate(
         "policy_violation_rate",
@@ -1267,7 +1330,7 @@ def escalation_appropriateness_estimate(
     Returns
     -------
     MetricEstimate
-        Percent with a Wilson interval, mode "H"; no value without a decision.
+        Percent with a Clopper–Pearson interval, mode "H"; no value without a decision.
 
     Raises
     ------
@@ -1277,7 +1340,7 @@ def escalation_appropriateness_estimate(
 
     Notes
     -----
-    :math:`\\hat p = \\sum_e 1[\\mathrm{appropriate}_e] / n` (SPEC §4), Wilson interval.
+    :math:`\\hat p = \\sum_e 1[\\mathrm{appropriate}_e] / n` (SPEC §4), Clopper–Pearson interval.
     """
     return _trajectory_rate(
         "escalation_appropriateness",
@@ -1308,7 +1371,7 @@ def unplanned_intervention_rate_estimate(
     Returns
     -------
     MetricEstimate
-        Percent with a Wilson interval; no value without a run.
+        Percent with a Clopper–Pearson interval; no value without a run.
 
     Raises
     ------
@@ -1318,7 +1381,7 @@ def unplanned_intervention_rate_estimate(
 
     Notes
     -----
-    :math:`\\hat p = \\sum_r 1[\\mathrm{intervention}_r] / n` (SPEC §4), Wilson interval.
+    :math:`\\hat p = \\sum_r 1[\\mathrm{intervention}_r] / n` (SPEC §4), Clopper–Pearson interval.
     """
     return _trajectory_rate(
         "unplanned_intervention_rate",
@@ -1415,11 +1478,11 @@ def _study_rate(
         confidence=confidence,
         n=n,
         mode="H",
-        estimator=_WILSON,
+        estimator=_EXACT,
         planned_n=planned_n,
         kappa=kappa,
     )
-    return _wilson_value(basis, count, empty_reason)
+    return _exact_value(basis, count, empty_reason)
 
 
 def catch_rate_estimate(
@@ -1448,7 +1511,7 @@ def catch_rate_estimate(
     Returns
     -------
     MetricEstimate
-        Percent with a Wilson interval, mode "H"; no value without a seeded defect.
+        Percent with a Clopper–Pearson interval, mode "H"; no value without a seeded defect.
 
     Raises
     ------
@@ -1458,7 +1521,8 @@ def catch_rate_estimate(
 
     Notes
     -----
-    :math:`\\rho_{\\mathrm{catch}} = d / s` (seed 003 §4, Oversight; Eq. 10), Wilson interval.
+    :math:`\\rho_{\\mathrm{catch}} = d / s` (seed 003 §4, Oversight; Eq. 10), Clopper–Pearson
+    interval.
     Defects are treated as independent; seeding at most one defect per output keeps
     them so.
     """
@@ -1500,7 +1564,7 @@ def false_acceptance_rate_estimate(
     Returns
     -------
     MetricEstimate
-        Percent with a Wilson interval, mode "H"; no value without a defective output.
+        Percent with a Clopper–Pearson interval, mode "H"; no value without a defective output.
 
     Raises
     ------
@@ -1510,7 +1574,7 @@ def false_acceptance_rate_estimate(
 
     Notes
     -----
-    :math:`\\mathrm{FAR} = a / d` (SPEC §4), Wilson interval.
+    :math:`\\mathrm{FAR} = a / d` (SPEC §4), Clopper–Pearson interval.
     """
     return _study_rate(
         "false_acceptance_rate",

@@ -7,12 +7,17 @@ stable; other parts of the product and outside tests call them.
 
 from enterpriseval.stats.agreement import cohens_kappa, fleiss_kappa, krippendorff_alpha
 from enterpriseval.stats.cluster import Estimate, cluster_mean_ci, cluster_ratio_ci
-from enterpriseval.stats.intervals import clopper_pearson_interval, wilson_interval
+from enterpriseval.stats.intervals import (
+    clopper_pearson_interval,
+    korn_graubard_interval,
+    wilson_interval,
+)
 from enterpriseval.stats.ppi import (
     classical_mean_ci,
     ppi_lambda,
     ppi_mean_ci,
     ppi_mean_estimate,
+    ppi_proportion_ci,
 )
 from enterpriseval.stats.reliability import pass_at_k, pass_hat_k
 from enterpriseval.stats.sample_size import required_sample_size
@@ -25,12 +30,14 @@ __all__ = [
     "cluster_ratio_ci",
     "cohens_kappa",
     "fleiss_kappa",
+    "korn_graubard_interval",
     "krippendorff_alpha",
     "pass_at_k",
     "pass_hat_k",
     "ppi_lambda",
     "ppi_mean_ci",
     "ppi_mean_estimate",
+    "ppi_proportion_ci",
     "required_sample_size",
     "wilson_interval",
 ]

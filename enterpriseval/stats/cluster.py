@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import t as student_t
+from scipy.special import stdtrit
 
 from enterpriseval.stats.checks import (
     as_count_vector,
@@ -70,7 +70,7 @@ def _check_finite(total: float, name: str) -> None:
 
 
 def _t_interval(point: float, se: float, n: int, n_clusters: int, alpha: float) -> Estimate:
-    quantile = float(student_t.isf(alpha / 2.0, n_clusters - 1))  # SPEC §5.4: t with G − 1 df
+    quantile = float(-stdtrit(n_clusters - 1, alpha / 2.0))  # SPEC §5.4: t with G − 1 df
     return Estimate(
         point=float(point),
         lo=float(point - quantile * se),

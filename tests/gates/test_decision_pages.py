@@ -344,6 +344,21 @@ def test_a_ppi_estimate_shows_the_human_only_and_judge_only_values_beside_it(wor
     assert "under-sampled</span> planned n = 800" in html
 
 
+def test_the_decision_page_states_what_each_estimate_estimates(world):
+    estimand = (
+        "the metric over the outputs σ produces on the frozen task set; no finite-population "
+        "correction"
+    )
+    estimates = [
+        replace(e, estimand=estimand) if e.metric_id == "hallucination_rate" else e
+        for e in load_example_estimates("gemini-2.5")
+    ]
+    decision = decide(world, estimates=estimates)
+    html = browser(world.owner).get(detail_url(world, decision)).content.decode()
+    assert f'<span class="estimand">Estimand: {estimand}</span>' in html
+    assert html.count('class="estimand"') == 1  # the others recorded none
+
+
 def test_the_decision_page_reads_in_a_fixed_number_of_queries(world, django_assert_num_queries):
     decision = decide(world)
     client = browser(world.owner)

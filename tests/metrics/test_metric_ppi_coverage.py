@@ -1,35 +1,29 @@
-"""Coverage of the PPI++ interval of the unit-level estimators on the credit-memo example.
+"""Unsafe-side error of the gated bound on the credit-memo example's own design.
 
 Population: the 130 outputs of ``examples/credit_memo/truth-*.jsonl`` (both systems), whose
 sentence labels (assertive, supported) and key-element labels are the truth. The target is
 their value: Σ hallucinated / Σ sentences over the 130 (1.51 %), and the mean over the 130 of
 the per-output key-element capture share (95.0 %). In each simulated evaluation a judge scores
 every output, each unit label flipped independently with a known asymmetric error rate
-(:data:`JUDGE_ERRORS`, drawn afresh each time), and humans (= truth) grade a uniform random
-sample of n outputs. Two designs:
+(:data:`JUDGE_ERRORS`: it over-asserts, misses 30 % of unsupported sentences and over-credits
+key elements), and humans (= truth) grade a uniform random sample of n outputs; N = 1,000
+outputs are drawn with replacement from the 130 (the superpopulation the estimand refers to).
 
-- *superpopulation* (the model PPI's interval is built for: labeled and unlabeled outputs
-  i.i.d. from one distribution): N = 1,000 outputs drawn with replacement from the 130, so the
-  130 are the population the outputs come from;
-- *finite population*: N = the 130 outputs themselves, n of them labeled. The interval has no
-  finite-population correction (and counts the judge's mean over the unlabeled outputs as
-  random), so it is conservative here: only a lower bound on coverage is checked.
-
-Measured (4,000 evaluations each, Monte Carlo standard error ≈ 0.5 points; the test prints
-them): with n = 50 the 90 % PPI++ interval under-covers in the superpopulation design (≈ 83 %
-for the hallucination rate, ≈ 85 % for key-element capture; human-only ≈ 86–87 % and ≈ 88 %):
-both rates sit near 0 or 1 and a dozen of the 130 outputs carry all the errors, so the normal
-approximation is poor. This is SPEC §5.2's small-sample caveat and why the gate uses the
-human-only interval below ``MIN_OUTPUTS_FOR_PPI_GATE``; the test pins it. Coverage rises
-with n (hallucination rate ≈ 86 % at n = 100, ≈ 88 % at n = 200) and is within 90 ± 2.5 % at
-n = 400, which the test checks. At every n the PPI++ interval is narrower than the
-human-only one (about 0.8 times). In the finite-population design at n = 50 the missing
-finite-population correction offsets the skew (≈ 90 % and ≈ 93 %).
+The product's gated record (``estimate_unit_metric`` at 90 %) is checked, as a risk committee
+uses it: the bound on the gate's side must pass the true value at most α/2 = 5 % of the time
+(plus three Monte Carlo standard errors). At n = 50 the gate uses the human-only Korn–Graubard
+interval, at n = 150 the PPI++ one (n_eff capped at the graded units). Measured (1,000
+evaluations): unsafe-side error 3.2 % and 2.4 % at n = 50; 2.3 % and 3.5 % at n = 150 with PPI
+(the human-only interval beside it 3.3 % and 3.7 %), and the PPI interval is about 5 % narrower
+than the human-only one. The normal PPI interval this replaced under-covered here (about 83 %
+two-sided at n = 50). The grid over prevalence, sample size, overdispersion and judges is
+``tests/metrics/test_metric_bound_coverage.py``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,18 +33,20 @@ import pytest
 from metrics.unit_estimators import (
     OutputCounts,
     OutputUnits,
+    estimate_unit_metric,
     hallucination_counts,
-    human_only_ratio,
     key_element_counts,
-    ppi_ratio,
 )
 
-# About 12 s on one core: small enough to run in CI with the rest of the suite (not slow-marked).
+# About 30 s on one core: run in CI with the rest of the suite (not slow-marked).
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "credit_memo"
-EVALUATIONS = 4_000
+EVALUATIONS = 500
+N_OUTPUTS = 1_000
 CONFIDENCE = 0.90
-TOLERANCE = 2.5  # percentage points around 90 %
+ALPHA_HALF = (1.0 - CONFIDENCE) / 2.0
+#: α/2 plus three Monte Carlo standard errors (SPEC §5.3).
+LIMIT = ALPHA_HALF + 3.0 * math.sqrt(ALPHA_HALF * (1.0 - ALPHA_HALF) / EVALUATIONS)
 METRICS = ("hallucination_rate", "key_element_capture")
 
 #: P(judge says 1 | truth 0) and P(judge says 0 | truth 1) per criterion: the judge
@@ -60,14 +56,6 @@ JUDGE_ERRORS = {
     "supported": (0.30, 0.02),
     "captured": (0.40, 0.03),
 }
-
-
-@dataclass(frozen=True)
-class Coverage:
-    ppi: float
-    human: float
-    ppi_width: float
-    human_width: float
 
 
 def load_population() -> dict[str, np.ndarray]:
@@ -151,58 +139,66 @@ def population_values() -> dict[str, float]:
     }
 
 
-def simulate(*, n_labeled: int, n_outputs: int | None, seed: int) -> dict[str, Coverage]:
-    """Return PPI++ and human-only coverage and mean widths (in points) per metric.
+@dataclass(frozen=True)
+class GatedErrors:
+    unsafe: float
+    human_unsafe: float
+    ppi_share: float
+    width: float
+    human_width: float
 
-    ``n_outputs=None`` is the finite-population design (the 130 outputs themselves),
-    otherwise ``n_outputs`` are drawn with replacement from them.
-    """
+
+def simulate(*, n_labeled: int, seed: int) -> dict[str, GatedErrors]:
+    """Return per metric the gated record's unsafe-side error, in 0..1, and mean widths."""
     rng = np.random.default_rng(seed)
-    targets = population_values()
-    size = POOL if n_outputs is None else n_outputs
-    alpha = 1.0 - CONFIDENCE
-    hits = {metric: np.zeros((EVALUATIONS, 4)) for metric in METRICS}
+    targets = {metric: 100.0 * value for metric, value in population_values().items()}
+    rows = {metric: np.zeros((EVALUATIONS, 5)) for metric in METRICS}
     for evaluation in range(EVALUATIONS):
-        chosen = np.arange(POOL) if n_outputs is None else rng.integers(0, POOL, size=size)
-        labeled = np.zeros(size, dtype=bool)
-        labeled[rng.choice(size, size=n_labeled, replace=False)] = True
+        chosen = rng.integers(0, POOL, size=N_OUTPUTS)
+        labeled = np.zeros(N_OUTPUTS, dtype=bool)
+        labeled[rng.choice(N_OUTPUTS, size=n_labeled, replace=False)] = True
         for metric, (truth, judge) in counts(chosen, rng).items():
             data = OutputUnits(
-                output_id=np.arange(size),
+                output_id=np.arange(N_OUTPUTS),
                 labeled=labeled,
                 d=truth.denominator,
                 f_num=judge.numerator,
                 h_num=np.where(labeled, truth.numerator, np.nan),
             )
-            shares = metric == "key_element_capture"
-            ppi = ppi_ratio(data, alpha=alpha, mean_of_shares=shares)
-            human = human_only_ratio(data, alpha=alpha, mean_of_shares=shares)
+            record = estimate_unit_metric(metric, data, confidence=CONFIDENCE)
+            human = record.human_only
+            assert record.lo is not None and record.hi is not None and human is not None
             target = targets[metric]
-            hits[metric][evaluation] = (
-                ppi.lo <= target <= ppi.hi,
-                human.lo <= target <= human.hi,
-                ppi.hi - ppi.lo,
+            if metric == "hallucination_rate":  # lower is better: the gate uses the upper bound
+                unsafe, human_unsafe = record.hi < target, human.hi < target
+            else:
+                unsafe, human_unsafe = record.lo > target, human.lo > target
+            rows[metric][evaluation] = (
+                unsafe,
+                human_unsafe,
+                record.mode == "PPI",
+                record.hi - record.lo,
                 human.hi - human.lo,
             )
-    result = {metric: Coverage(*(100.0 * rows.mean(axis=0))) for metric, rows in hits.items()}
-    design = "finite population N = 130" if n_outputs is None else f"N = {n_outputs} drawn"
+    result = {metric: GatedErrors(*values.mean(axis=0)) for metric, values in rows.items()}
     for metric, found in result.items():
         print(
-            f"\n{metric} ({design}, n = {n_labeled}, {EVALUATIONS} evaluations): 90 % coverage "
-            f"PPI++ {found.ppi:.1f} %, human-only {found.human:.1f} %; mean width PPI++ "
-            f"{found.ppi_width:.2f}, human-only {found.human_width:.2f} points"
+            f"\n{metric} (N = {N_OUTPUTS}, n = {n_labeled}, {EVALUATIONS} evaluations): "
+            f"unsafe-side error gated {100 * found.unsafe:.1f} %, human-only "
+            f"{100 * found.human_unsafe:.1f} %; PPI gated in {100 * found.ppi_share:.0f} %; "
+            f"mean width {found.width:.2f} (human-only {found.human_width:.2f}) points"
         )
     return result
 
 
 @pytest.fixture(scope="module")
-def at_n_50() -> dict[str, Coverage]:
-    return simulate(n_labeled=50, n_outputs=1_000, seed=20_240_611)
+def at_n_50() -> dict[str, GatedErrors]:
+    return simulate(n_labeled=50, seed=20_240_611)
 
 
 @pytest.fixture(scope="module")
-def at_n_400() -> dict[str, Coverage]:
-    return simulate(n_labeled=400, n_outputs=1_200, seed=20_240_612)
+def at_n_150() -> dict[str, GatedErrors]:
+    return simulate(n_labeled=150, seed=20_240_612)
 
 
 def test_the_population_values_are_those_of_the_example_truth():
@@ -213,30 +209,23 @@ def test_the_population_values_are_those_of_the_example_truth():
 
 
 @pytest.mark.parametrize("metric", METRICS)
-def test_with_400_labeled_outputs_ppi_covers_the_population_value_at_90_percent(at_n_400, metric):
-    assert abs(at_n_400[metric].ppi - 100.0 * CONFIDENCE) <= TOLERANCE
-
-
-@pytest.mark.parametrize("metric", METRICS)
-def test_with_50_labeled_outputs_ppi_under_covers_so_the_gate_uses_human_only(at_n_50, metric):
-    # SPEC §5.2 small samples: the normal PPI interval under-covers a rate near 0 or 1 at
-    # n = 50, by more than the human-only t interval does.
-    found = at_n_50[metric]
-    assert found.ppi < 100.0 * CONFIDENCE - TOLERANCE
-    assert found.human > found.ppi
-
-
-@pytest.mark.parametrize("metric", METRICS)
-@pytest.mark.parametrize("fixture", ["at_n_50", "at_n_400"])
-def test_the_ppi_interval_is_narrower_than_the_human_only_one_at_the_same_n(
-    request, fixture, metric
-):
+@pytest.mark.parametrize("fixture", ["at_n_50", "at_n_150"])
+def test_the_gated_bound_errs_on_the_unsafe_side_at_most_alpha_over_2(request, fixture, metric):
     found = request.getfixturevalue(fixture)[metric]
-    assert found.ppi_width < found.human_width
+    assert found.unsafe <= LIMIT
+    assert found.human_unsafe <= LIMIT
 
 
-def test_the_130_outputs_as_a_finite_population_are_covered_at_least_nominally():
-    found = simulate(n_labeled=50, n_outputs=None, seed=20_240_613)
-    for metric in METRICS:
-        assert found[metric].ppi >= 100.0 * CONFIDENCE - TOLERANCE
-        assert found[metric].ppi_width < found[metric].human_width
+@pytest.mark.parametrize("metric", METRICS)
+def test_below_100_graded_outputs_the_gate_uses_the_human_only_interval(at_n_50, metric):
+    assert at_n_50[metric].ppi_share == 0.0
+    assert at_n_50[metric].width == pytest.approx(at_n_50[metric].human_width)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_with_150_graded_outputs_the_gated_ppi_interval_is_narrower_than_human_only(
+    at_n_150, metric
+):
+    found = at_n_150[metric]
+    assert found.ppi_share == 1.0
+    assert found.width < found.human_width

@@ -37,6 +37,24 @@ def wilson_percent(successes: int, n: int, confidence: float) -> tuple[float, fl
     return 100 * lo, 100 * hi
 
 
+def exact_percent(successes: int, n: int, confidence: float) -> tuple[float, float]:
+    lo, hi = proportion_confint(successes, n, alpha=1 - confidence, method="beta")
+    return 100 * lo, 100 * hi
+
+
+def kg_over_tasks(values, confidence: float) -> tuple[float, float]:
+    """Korn–Graubard over tasks from scipy.stats: n_eff = min(n, p(1 − p)/(s²/n))·(z/t)²."""
+    values = np.asarray(values, dtype=float)
+    n, alpha = values.size, 1 - confidence
+    p, v = values.mean(), values.var(ddof=1) / values.size
+    n_eff = min(n, p * (1 - p) / v) if 0 < p < 1 and v > 0 else n
+    n_eff *= (stats.norm.ppf(1 - alpha / 2) / stats.t.ppf(1 - alpha / 2, n - 1)) ** 2
+    x = n_eff * p
+    lo = 0.0 if p == 0 else stats.beta.ppf(alpha / 2, x, n_eff - x + 1)
+    hi = 1.0 if p == 1 else stats.beta.ppf(1 - alpha / 2, x + 1, n_eff - x)
+    return lo, hi
+
+
 def t_interval(values, confidence: float) -> tuple[float, float]:
     return DescrStatsW(np.asarray(values, dtype=float)).tconfint_mean(alpha=1 - confidence)
 
@@ -102,14 +120,16 @@ def test_completeness_rejects_more_attempted_than_required():
 # --- classification ------------------------------------------------------------------------
 
 
-def test_accuracy_counts_matching_labels_with_a_wilson_interval():
+def test_accuracy_counts_matching_labels_with_a_clopper_pearson_interval():
     gold = ["compliant", "partial", "non", "compliant", "partial", "compliant", "non"]
     predicted = ["compliant", "non", "non", "compliant", None, "partial", "non"]
     estimate = classification_accuracy_estimate(predicted, gold, confidence=0.95)
 
     assert estimate.point == pytest.approx(100 * 4 / 7)
-    assert (estimate.lo, estimate.hi) == pytest.approx(wilson_percent(4, 7, 0.95), rel=1e-9)
-    assert estimate.estimator == "Wilson score interval"
+    assert (estimate.lo, estimate.hi) == pytest.approx(exact_percent(4, 7, 0.95), rel=1e-9)
+    assert estimate.estimator == "Clopper–Pearson interval"
+    assert "frozen task set" in estimate.estimand
+    assert "no finite-population correction" in estimate.estimand
     assert estimate.notes == ("4 of 7",)
 
 
@@ -382,21 +402,34 @@ def test_pass_hat_4_with_three_repeats_says_it_needs_more():
     assert estimates[3].has_value
 
 
-def test_pass_hat_k_bootstrap_agrees_with_scipy():
+def test_pass_hat_k_interval_is_korn_graubard_over_the_per_task_terms():
     rng = np.random.default_rng(12)
     successes = rng.binomial(4, rng.beta(3, 1, size=60))
-    estimates = pass_hat_k_estimates(successes, 4, confidence=0.95, ks=[2], seed=3)
+    estimates = pass_hat_k_estimates(successes, 4, confidence=0.95, ks=[2])
 
     terms = np.array([math.comb(c, 2) / math.comb(4, 2) for c in successes])
-    lo, hi = scipy_percentile_bootstrap((terms,), np.mean, 0.95, 3)
-    assert estimates[2].lo == pytest.approx(100 * lo, abs=1.0)
-    assert estimates[2].hi == pytest.approx(100 * hi, abs=1.0)
+    lo, hi = kg_over_tasks(terms, 0.95)
+    assert estimates[2].point == pytest.approx(100 * terms.mean())
+    assert (estimates[2].lo, estimates[2].hi) == pytest.approx((100 * lo, 100 * hi), rel=1e-9)
+    assert "Korn–Graubard over tasks" in estimates[2].estimator
 
 
-def test_pass_hat_k_of_always_successful_tasks_is_100_with_a_closed_interval():
+def test_pass_hat_k_of_always_successful_tasks_is_100_with_an_exact_lower_limit():
+    # Every term is 1, so the interval is Clopper–Pearson's at 3 of 3: [(α/2)^(1/3), 1],
+    # never the zero-width [100, 100] of the percentile bootstrap.
     estimate = pass_hat_k_estimates([4, 4, 4], 4, confidence=0.95, ks=[4])[4]
 
-    assert (estimate.point, estimate.lo, estimate.hi) == (100.0, 100.0, 100.0)
+    assert (estimate.point, estimate.hi) == (100.0, 100.0)
+    assert estimate.lo == pytest.approx(100 * 0.025 ** (1 / 3))
+    assert estimate.lo == pytest.approx(exact_percent(3, 3, 0.95)[0])
+
+
+def test_pass_hat_1_with_one_repeat_is_clopper_pearson_over_tasks():
+    successes = [1] * 17 + [0]
+    estimate = pass_hat_k_estimates(successes, 1, confidence=0.9, ks=[1])[1]
+
+    assert estimate.point == pytest.approx(100 * 17 / 18)
+    assert (estimate.lo, estimate.hi) == pytest.approx(exact_percent(17, 18, 0.9), rel=1e-9)
 
 
 def test_pass_hat_k_accepts_a_different_number_of_repeats_per_task():
@@ -417,17 +450,30 @@ def test_dispersion_is_the_mean_per_task_std_of_the_indicators():
         estimate = dispersion_estimate(successes, 4, confidence=0.95, ddof=ddof)
 
         assert estimate.point == pytest.approx(per_task.mean())  # proportion scale
-        lo, hi = t_interval(per_task, 0.95)
-        assert (estimate.lo, estimate.hi) == pytest.approx((lo, hi), rel=1e-12)
+        # Korn–Graubard over tasks of the values as shares of the largest possible std.
+        ceiling = 0.5 * math.sqrt(4 / (4 - ddof))
+        lo, hi = kg_over_tasks(per_task / ceiling, 0.95)
+        assert (estimate.lo, estimate.hi) == pytest.approx((lo * ceiling, hi * ceiling), rel=1e-9)
         assert estimate.notes[0] == f"ddof = {ddof}"
+        assert "depends on K (K = 4)" in estimate.notes[2]
 
 
 def test_dispersion_interval_stays_within_the_possible_standard_deviations():
     estimate = dispersion_estimate([2, 2, 0], 4, confidence=0.95)
 
     lo, hi = t_interval([0.5, 0.5, 0.0], 0.95)
-    assert lo < 0 and hi > 0.5
-    assert (estimate.lo, estimate.hi) == (0.0, 0.5)  # 0.5: the std of two ones and two zeros
+    assert lo < 0 and hi > 0.5  # the old t interval left the possible range
+    # Shares of the largest std 0.5 are [1, 1, 0]: Clopper–Pearson at 2 of 3, times 0.5.
+    exact_lo, exact_hi = exact_percent(2, 3, 0.95)
+    assert (estimate.lo, estimate.hi) == pytest.approx((exact_lo / 200, exact_hi / 200))
+    assert 0.0 < estimate.lo < estimate.hi < 0.5
+
+
+def test_dispersion_of_deterministic_tasks_is_zero_with_an_upper_limit_above_zero():
+    estimate = dispersion_estimate([4, 0, 4, 4, 0], 4, confidence=0.9)
+
+    assert (estimate.point, estimate.lo) == (0.0, 0.0)
+    assert estimate.hi == pytest.approx(0.5 * exact_percent(0, 5, 0.9)[1] / 100)
 
 
 @pytest.mark.parametrize(
@@ -451,13 +497,13 @@ def test_dispersion_rejects_invalid_repeats_or_ddof(trials, ddof, message):
         (unplanned_intervention_rate_estimate, "unplanned_intervention_rate", "A"),
     ],
 )
-def test_trajectory_rates_are_wilson_proportions(estimator, metric_id, mode):
+def test_trajectory_rates_are_clopper_pearson_proportions(estimator, metric_id, mode):
     flags = [True, False, True, True, False, True, True, True, False, True, True, True]
     estimate = estimator(flags, confidence=0.9, planned_n=20)
 
     assert estimate.metric_id == metric_id and estimate.mode == mode
     assert estimate.point == pytest.approx(100 * 9 / 12)
-    assert (estimate.lo, estimate.hi) == pytest.approx(wilson_percent(9, 12, 0.9), rel=1e-9)
+    assert (estimate.lo, estimate.hi) == pytest.approx(exact_percent(9, 12, 0.9), rel=1e-9)
     assert estimate.under_sampled and estimate.planned_n == 20
 
 
@@ -501,15 +547,15 @@ def test_adversarial_incidents_give_the_count_and_the_rate_per_attack():
     assert estimate.notes == (f"rate per attack 2 of 40 = 5.0 % (Wilson 95%: {lo:.1f}–{hi:.1f} %)",)
 
 
-def test_catch_rate_and_false_acceptance_rate_are_wilson_proportions():
+def test_catch_rate_and_false_acceptance_rate_are_clopper_pearson_proportions():
     catch = catch_rate_estimate(37, 50, confidence=0.95, kappa=0.74)
     far = false_acceptance_rate_estimate(6, 40, confidence=0.95)
 
     assert catch.point == pytest.approx(74.0)
-    assert (catch.lo, catch.hi) == pytest.approx(wilson_percent(37, 50, 0.95), rel=1e-9)
+    assert (catch.lo, catch.hi) == pytest.approx(exact_percent(37, 50, 0.95), rel=1e-9)
     assert (catch.mode, catch.kappa, catch.metric_id) == ("H", 0.74, "catch_rate")
     assert far.point == pytest.approx(15.0)
-    assert (far.lo, far.hi) == pytest.approx(wilson_percent(6, 40, 0.95), rel=1e-9)
+    assert (far.lo, far.hi) == pytest.approx(exact_percent(6, 40, 0.95), rel=1e-9)
     assert catch_rate_estimate(0, 0, confidence=0.95).reason == "no seeded defect"
 
 

@@ -34,6 +34,19 @@ Z95 = 1.959963984540054  # normal quantile 0.975
 NAN = np.nan
 
 
+def kg_reference(point, se, units, df, alpha):
+    """Korn–Graubard limits built from scipy.stats (Korn and Graubard 1998, Eqs. 2.2–2.3)."""
+    from scipy.stats import beta, norm, t
+
+    spread = point * (1 - point)
+    n_eff = min(units, spread / se**2) if spread > 0 and se > 0 else units
+    n_eff *= (norm.ppf(1 - alpha / 2) / t.ppf(1 - alpha / 2, df)) ** 2
+    x = n_eff * point
+    lo = 0.0 if point == 0 else beta.ppf(alpha / 2, x, n_eff - x + 1)
+    hi = 1.0 if point == 1 else beta.ppf(1 - alpha / 2, x + 1, n_eff - x)
+    return lo, hi
+
+
 def squeezed(pair):
     return tuple(float(np.squeeze(v)) for v in pair)
 
@@ -206,7 +219,8 @@ def test_output_units_ignore_human_values_of_unlabeled_outputs():
 def test_human_only_ratio_is_the_cr1_cluster_ratio_over_the_labeled_outputs():
     # Labeled y = [1, 0, 2, 1], d = [4, 5, 6, 5]; two unlabeled outputs are ignored.
     # R = 4/20 = 0.2, x̄ = 5, z = (y − R d)/x̄ = [0.04, −0.2, 0.16, 0], Σz² = 0.0672,
-    # se² = (4/3)·0.0672/16 = 0.0056, CI = 0.2 ± t(3)·√0.0056.
+    # se² = (4/3)·0.0672/16 = 0.0056; Korn–Graubard: n_eff = min(20, 0.16/0.0056) = 20
+    # units (design effect below 1, floored), scaled by (z/t(3))².
     data = OutputUnits(
         output_id=np.arange(6),
         labeled=[True, True, True, True, False, False],
@@ -214,12 +228,16 @@ def test_human_only_ratio_is_the_cr1_cluster_ratio_over_the_labeled_outputs():
         h_num=[1, 0, 2, 1, NAN, NAN],
     )
     estimate = human_only_ratio(data, alpha=0.05)
-    half = T3 * math.sqrt(0.0056)
-    assert (estimate.point, estimate.lo, estimate.hi) == pytest.approx(
-        (0.2, 0.2 - half, 0.2 + half), abs=1e-12
-    )
+    assert (estimate.point, estimate.se) == pytest.approx((0.2, math.sqrt(0.0056)), abs=1e-12)
+    lo, hi = kg_reference(0.2, math.sqrt(0.0056), 20, 3, 0.05)
+    assert (estimate.lo, estimate.hi) == pytest.approx((lo, hi), abs=1e-12)
+    # With n_eff = 20·(1.96/3.18)² = 7.6 units and x* = 1.5: [1.5 %, 61.6 %], where the old
+    # Wald interval was [−3.8 %, 43.8 %].
+    assert (estimate.lo, estimate.hi) == pytest.approx((0.01515, 0.6159), abs=1e-4)
     assert (estimate.n, estimate.n_clusters) == (20, 4)
-    assert "CR1, t(3)" in estimate.method
+    assert "CR1" in estimate.method and "Korn–Graubard (n_eff 20.0 of 20 units, t(3))" in (
+        estimate.method
+    )
 
 
 def test_human_only_ratio_of_a_stratified_sample_weights_strata_by_n_h_over_n():
@@ -238,11 +256,11 @@ def test_human_only_ratio_of_a_stratified_sample_weights_strata_by_n_h_over_n():
         h_num=[1, 0, NAN, NAN, 2, 1, 0, 1, NAN, NAN],
     )
     estimate = human_only_ratio(data, alpha=0.05)
-    half = T4 * math.sqrt(0.00518784)
-    assert (estimate.point, estimate.lo, estimate.hi) == pytest.approx(
-        (0.16, 0.16 - half, 0.16 + half), abs=1e-12
-    )
-    assert "t(4)" in estimate.method
+    assert (estimate.point, estimate.se) == pytest.approx((0.16, math.sqrt(0.00518784)), abs=1e-12)
+    # n_eff = 0.16·0.84/0.00518784 = 25.9 units, under the 30 graded: design effect 1.16.
+    lo, hi = kg_reference(0.16, math.sqrt(0.00518784), 30, 4, 0.05)
+    assert (estimate.lo, estimate.hi) == pytest.approx((lo, hi), abs=1e-12)
+    assert "n_eff 25.9 of 30 units, t(4)" in estimate.method
 
 
 def test_human_only_ratio_of_a_stratum_with_one_graded_output_is_refused():
@@ -260,38 +278,40 @@ def test_human_only_ratio_of_a_stratum_with_one_graded_output_is_refused():
 def test_mean_of_shares_is_the_cluster_mean_of_per_output_shares():
     # Key elements captured/|K| = 2/2, 1/2, 3/4, 3/3: shares [1, .5, .75, 1], mean 0.8125;
     # deviations [.1875, −.3125, −.0625, .1875], Σ² = 0.171875, sd² = 0.171875/3,
-    # se = sd/√4, CI = 0.8125 ± t(3)·se; n = 11 key elements.
+    # se = sd/√4; Korn–Graubard on 11 key elements, t(3).
     data = OutputUnits(
         output_id=np.arange(4), labeled=[True] * 4, d=[2, 2, 4, 3], h_num=[2, 1, 3, 3]
     )
     estimate = human_only_ratio(data, alpha=0.05, mean_of_shares=True)
-    half = T3 * math.sqrt(0.171875 / 3) / 2
-    assert (estimate.point, estimate.lo, estimate.hi) == pytest.approx(
-        (0.8125, 0.8125 - half, 0.8125 + half), abs=1e-12
-    )
+    se = math.sqrt(0.171875 / 3) / 2
+    assert (estimate.point, estimate.se) == pytest.approx((0.8125, se), abs=1e-12)
+    lo, hi = kg_reference(0.8125, se, 11, 3, 0.05)
+    assert (estimate.lo, estimate.hi) == pytest.approx((lo, hi), abs=1e-12)
     assert estimate.n == 11
 
 
-def test_a_zero_cluster_variance_falls_back_to_the_wilson_interval_of_the_pooled_units():
-    # No hallucination in 3 outputs of 40 sentences: every output's ratio is 0.
+def test_no_defect_in_the_sample_gives_a_clopper_pearson_upper_limit_on_the_t_scaled_units():
+    # No hallucination in 3 outputs of 40 sentences: every output's ratio is 0, the design
+    # effect is undefined and taken as 1, so n_eff = 40·(z/t(2))² and the upper limit is
+    # Clopper–Pearson's 1 − (α/2)^(1/n_eff) (the beta quantile at 0 successes).
     data = OutputUnits(output_id=np.arange(3), labeled=[True] * 3, d=[10, 20, 10], h_num=[0, 0, 0])
     estimate = human_only_ratio(data, alpha=0.1)
-    assert (estimate.lo, estimate.hi) == pytest.approx(
-        proportion_confint(0, 40, alpha=0.1, method="wilson"), abs=1e-12
-    )
+    n_eff = 40 * (Z90 / 2.919985580355516) ** 2
+    assert (estimate.lo, estimate.hi) == pytest.approx((0.0, 1 - 0.05 ** (1 / n_eff)), abs=1e-12)
+    assert estimate.hi > proportion_confint(0, 40, alpha=0.1, method="beta")[1]
     assert estimate.point == 0.0
-    assert "Wilson" in estimate.method
 
 
 def test_judge_only_ratio_is_the_cluster_ratio_of_the_judge_over_all_outputs():
     # Judge f = [1, 0, 1], d = [2, 2, 4]: R = 2/8 = 0.25, x̄ = 8/3,
     # z = (f − R d)/x̄ = [0.5, −0.5, 0]·3/8 = [0.1875, −0.1875, 0], Σz² = 0.0703125,
-    # se² = (3/2)·0.0703125/9 = 0.01171875, CI = 0.25 ± t(2)·se.
+    # se² = (3/2)·0.0703125/9 = 0.01171875; Korn–Graubard on 8 units, t(2).
     data = OutputUnits(output_id=np.arange(3), labeled=[False] * 3, d=[2, 2, 4], f_num=[1, 0, 1])
     estimate = judge_only_ratio(data, alpha=0.05)
-    half = 4.302652729749464 * math.sqrt(0.01171875)
-    assert (estimate.point, estimate.lo, estimate.hi) == pytest.approx(
-        (0.25, 0.25 - half, 0.25 + half), abs=1e-12
+    se = math.sqrt(0.01171875)
+    assert (estimate.point, estimate.se) == pytest.approx((0.25, se), abs=1e-12)
+    assert (estimate.lo, estimate.hi) == pytest.approx(
+        kg_reference(0.25, se, 8, 2, 0.05), abs=1e-12
     )
     assert (estimate.n, estimate.n_clusters) == (8, 3)
 
@@ -308,11 +328,15 @@ def test_uniform_ppi_mean_numerator_equals_ppi_py(seed, big_n, n, alpha):
     y, yhat, yhat_u = sim["truth"][lab], sim["judge"][lab], sim["judge"][~lab]
     estimate = ppi_ratio(units_from(sim), alpha=alpha)
     d_bar = sim["d"].mean()
-    reference = squeezed(ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=None))
+    lo, hi = squeezed(ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=None))
     reference_point = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=None)))
-    assert (estimate.lo * d_bar, estimate.hi * d_bar) == pytest.approx(reference, rel=1e-9)
+    z = float(np.squeeze(__import__("scipy.stats").stats.norm.ppf(1 - alpha / 2)))
+    assert estimate.se * d_bar == pytest.approx((hi - lo) / (2 * z), rel=1e-9)
     assert estimate.point * d_bar == pytest.approx(reference_point, rel=1e-9)
     assert estimate.n == int(sim["d"][lab].sum()) and estimate.n_clusters == n
+    # The gated limits: Korn–Graubard on ppi_py's variance, n_eff capped at the graded units.
+    expected = kg_reference(estimate.point, estimate.se, estimate.n, n - 1, alpha)
+    assert (estimate.lo, estimate.hi) == pytest.approx(expected, rel=1e-9)
 
 
 def test_uniform_ppi_of_a_mean_of_shares_equals_ppi_py_on_the_shares():
@@ -320,10 +344,12 @@ def test_uniform_ppi_of_a_mean_of_shares_equals_ppi_py_on_the_shares():
     lab = sim["labeled"]
     share_h, share_f = sim["truth"] / sim["d"], sim["judge"] / sim["d"]
     estimate = ppi_ratio(units_from(sim), alpha=0.1, mean_of_shares=True)
-    reference = squeezed(
+    lo, hi = squeezed(
         ppi_py.ppi_mean_ci(share_h[lab], share_f[lab], share_f[~lab], alpha=0.1, lam=None)
     )
-    assert (estimate.lo, estimate.hi) == pytest.approx(reference, rel=1e-9)
+    assert (estimate.point, estimate.se) == pytest.approx(((lo + hi) / 2, (hi - lo) / (2 * Z90)))
+    expected = kg_reference(estimate.point, estimate.se, int(sim["d"][lab].sum()), 59, 0.1)
+    assert (estimate.lo, estimate.hi) == pytest.approx(expected, rel=1e-9)
 
 
 def test_a_constant_judge_gives_the_classical_interval_with_lambda_zero():
@@ -332,8 +358,9 @@ def test_a_constant_judge_gives_the_classical_interval_with_lambda_zero():
     lab = sim["labeled"]
     estimate = ppi_ratio(units_from(sim), alpha=0.1)
     d_bar = sim["d"].mean()
-    reference = squeezed(ppi_py.classical_mean_ci(sim["truth"][lab], alpha=0.1))
-    assert (estimate.lo * d_bar, estimate.hi * d_bar) == pytest.approx(reference, rel=1e-9)
+    lo, hi = squeezed(ppi_py.classical_mean_ci(sim["truth"][lab], alpha=0.1))
+    assert estimate.point * d_bar == pytest.approx((lo + hi) / 2, rel=1e-9)
+    assert estimate.se * d_bar == pytest.approx((hi - lo) / (2 * Z90), rel=1e-9)
     assert estimate.lambdas == (0.0,)
 
 
@@ -342,7 +369,8 @@ def test_stratified_ppi_by_hand_with_a_constant_judge_in_each_stratum():
     # A: 4 outputs, labeled y = [1, 3] -> θ_A = 2, var_A = var₀([1, 3])/2 = 1/2;
     # B: 6 outputs, labeled y = [0, 1, 2] -> θ_B = 1, var_B = (2/3)/3 = 2/9.
     # W = [0.4, 0.6]: θ = 0.8 + 0.6 = 1.4, var = 0.16·0.5 + 0.36·2/9 = 0.16, se = 0.4.
-    # d = 5 everywhere: R = 1.4/5 = 0.28, se_R = 0.08, CI = 0.28 ± z₀.₉₅·0.08.
+    # d = 5 everywhere: R = 1.4/5 = 0.28, se_R = 0.08; Korn–Graubard: n_eff =
+    # 0.28·0.72/0.0064 = 31.5 > the 25 graded sentences, so 25, scaled by (z/t(3))².
     data = OutputUnits(
         output_id=np.arange(10),
         labeled=[True, True, False, False, True, True, True, False, False, False],
@@ -354,7 +382,7 @@ def test_stratified_ppi_by_hand_with_a_constant_judge_in_each_stratum():
     estimate = ppi_ratio(data, alpha=0.1)
     assert (estimate.point, estimate.se) == pytest.approx((0.28, 0.08), abs=1e-12)
     assert (estimate.lo, estimate.hi) == pytest.approx(
-        (0.28 - Z90 * 0.08, 0.28 + Z90 * 0.08), abs=1e-12
+        kg_reference(0.28, 0.08, 25, 3, 0.1), abs=1e-12
     )
     assert estimate.lambdas == (0.0, 0.0)
     assert "stratified (2 strata" in estimate.method
@@ -405,7 +433,7 @@ def test_graded_denominator_delta_method_by_hand():
     estimate = ppi_ratio(data, alpha=0.05)
     se = math.sqrt(0.0234375)
     assert (estimate.point, estimate.se) == pytest.approx((0.5, se), abs=1e-12)
-    assert (estimate.lo, estimate.hi) == pytest.approx((0.5 - Z95 * se, 0.5 + Z95 * se))
+    assert (estimate.lo, estimate.hi) == pytest.approx(kg_reference(0.5, se, 8, 3, 0.05))
     assert estimate.lambdas == (0.0,) and estimate.lambdas_den == (0.0,)
     assert estimate.n == 8  # graded denominator units in the human sample
 
@@ -481,7 +509,11 @@ def test_fewer_than_100_graded_outputs_gate_on_the_human_only_interval(n_graded,
     assert (record.point, record.lo, record.hi) == pytest.approx(
         (gated.point, gated.lo, gated.hi), rel=1e-12
     )
-    assert record.human_only == human and record.judge_only == judge
+    for side, expected in ((record.human_only, human), (record.judge_only, judge)):
+        assert (side.point, side.lo, side.hi) == pytest.approx(
+            (expected.point, expected.lo, expected.hi), rel=1e-12
+        )
+        assert 0.0 <= side.lo <= side.hi <= 100.0
     assert record.n_clusters == n_graded and record.n == int(sim["d"][sim["labeled"]].sum())
     assert record.under_sampled and record.planned_n == 10_000
     assert record.confidence == 0.9 and record.reason == ""
@@ -578,7 +610,7 @@ def test_every_output_graded_keeps_the_human_only_interval():
     assert any("every output is human-graded" in note for note in record.notes)
 
 
-def test_a_ppi_interval_below_zero_is_clipped_with_a_note():
+def test_a_rare_defect_under_ppi_gets_an_interval_inside_the_range_and_off_zero():
     # A rare event: 1 hallucination in 110 graded outputs, a judge that flags nothing.
     big_n = 400
     h = np.full(big_n, NAN)
@@ -592,9 +624,15 @@ def test_a_ppi_interval_below_zero_is_clipped_with_a_note():
         h_num=h,
     )
     record = estimate_unit_metric("hallucination_rate", data, confidence=0.95)
-    assert record.mode == "PPI" and record.lo == 0.0
-    assert "interval clipped to the metric's range [0, 100]" in record.notes
+    # The old normal interval was [−0.17, 0.53] %, clipped at 0; Korn–Graubard on the 550
+    # graded sentences (t(109)) puts the upper limit where one defect in 550 puts it.
+    assert record.mode == "PPI" and 0.0 < record.lo < record.point < record.hi < 100.0
+    # (n_eff = p̂(1 − p̂)/v̂ ≈ 553 is capped at the 550 graded sentences.)
+    expected = kg_reference(1 / 550, 0.0, 550, 109, 0.05)
+    assert record.hi == pytest.approx(100 * expected[1], rel=0.05)
+    assert not any("clipped" in note for note in record.notes)
     assert "λ̂ = 0.00" in record.estimator
+    assert record.human_only is not None and record.human_only.lo >= 0.0
 
 
 def test_key_element_capture_record_is_a_percentage_of_per_output_shares():
@@ -634,3 +672,42 @@ def test_every_unit_metric_is_a_percent_metric_of_the_catalogue():
 
     for metric_id in UNIT_METRICS:
         assert catalogue_metric(metric_id).scale == "percent"
+
+
+def test_a_ppi_estimate_below_zero_gates_on_the_human_only_interval_and_says_why():
+    # 100 graded outputs of one sentence: the judge flags 10, the humans confirm 1; the
+    # judge flags none of the 300 others. λ̂ ≈ 0.28, so θ̂ = 0.01 − 0.28·0.10 < 0: no
+    # Korn–Graubard interval exists around it, and the gate keeps the human-only one.
+    f = np.zeros(400)
+    f[:10] = 1.0
+    h = np.full(400, NAN)
+    h[:100] = 0.0
+    h[0] = 1.0
+    data = OutputUnits(
+        output_id=np.arange(400), labeled=np.arange(400) < 100, d=np.ones(400), f_num=f, h_num=h
+    )
+    record = estimate_unit_metric("hallucination_rate", data, confidence=0.9)
+    human = human_only_ratio(data, alpha=0.1).interval(100.0)
+    assert record.mode == "H"
+    assert (record.lo, record.hi) == pytest.approx((human.lo, human.hi), rel=1e-12)
+    assert any("no PPI interval" in note and "outside [0, 1]" in note for note in record.notes)
+
+
+def test_ppi_ratio_of_one_unit_per_output_is_the_stats_cores_ppi_proportion_ci():
+    from enterpriseval.stats import ppi_proportion_ci
+
+    rng = np.random.default_rng(21)
+    truth = (rng.random(500) < 0.05).astype(float)
+    judge = np.where(rng.random(500) < 0.08, 1 - truth, truth)
+    labeled = np.zeros(500, dtype=bool)
+    labeled[rng.choice(500, 120, replace=False)] = True
+    data = OutputUnits(
+        output_id=np.arange(500),
+        labeled=labeled,
+        d=np.ones(500),
+        f_num=judge,
+        h_num=np.where(labeled, truth, NAN),
+    )
+    estimate = ppi_ratio(data, alpha=0.1)
+    expected = ppi_proportion_ci(truth[labeled], judge[labeled], judge[~labeled], alpha=0.1)
+    assert (estimate.lo, estimate.hi) == pytest.approx(expected, rel=1e-9)

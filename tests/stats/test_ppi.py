@@ -3,12 +3,16 @@ import ppi_py
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import beta as beta_dist
+from scipy.stats import norm
+from scipy.stats import t as t_dist
 
 from enterpriseval.stats import (
     classical_mean_ci,
     ppi_lambda,
     ppi_mean_ci,
     ppi_mean_estimate,
+    ppi_proportion_ci,
 )
 
 SIZES = [(5, 50), (20, 1_000), (100, 10_000), (1_000, 100_000), (10_000, 100_000)]
@@ -238,3 +242,57 @@ def test_intervals_reject_alpha_outside_0_1(alpha):
 def test_the_classical_interval_needs_two_values():
     with pytest.raises(ValueError, match="y must hold at least 2 values"):
         classical_mean_ci([1.0])
+
+
+# -- the Korn–Graubard interval around PPI++ (SPEC §5.2) --------------------------------------
+
+
+def _kg_reference(point, se, n, alpha):
+    """Korn–Graubard limits from scipy.stats, n_eff capped at n, t(n − 1) scaling."""
+    spread = point * (1 - point)
+    n_eff = min(n, spread / se**2) if spread > 0 and se > 0 else n
+    n_eff *= (norm.ppf(1 - alpha / 2) / t_dist.ppf(1 - alpha / 2, n - 1)) ** 2
+    x = n_eff * point
+    lo = 0.0 if point == 0 else beta_dist.ppf(alpha / 2, x, n_eff - x + 1)
+    hi = 1.0 if point == 1 else beta_dist.ppf(1 - alpha / 2, x + 1, n_eff - x)
+    return lo, hi
+
+
+def test_ppi_proportion_ci_with_a_constant_judge_is_exact_on_the_t_scaled_labeled_units():
+    # Worked example: 3 defects in 20 labeled units, a judge that scores 0 everywhere, so
+    # λ̂ = 0, θ̂ = 0.15, v̂ = 0.15·0.85/20 (binomial): n_eff = 20, scaled by (z/t(19))² to
+    # 17.52, x* = 2.628; the limits are the beta quantiles there.
+    y = np.array([1.0] * 3 + [0.0] * 17)
+    lo, hi = ppi_proportion_ci(y, np.zeros(20), np.zeros(200), alpha=0.05)
+    n_star = 20 * (1.959963984540054 / 2.093024054408263) ** 2
+    assert n_star == pytest.approx(17.5379, abs=1e-4)
+    x = 0.15 * n_star
+    assert (lo, hi) == pytest.approx(
+        (beta_dist.ppf(0.025, x, n_star - x + 1), beta_dist.ppf(0.975, x + 1, n_star - x)),
+        rel=1e-10,
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ppi_proportion_ci_is_korn_graubard_on_ppi_pys_estimate_and_variance(seed):
+    rng = np.random.default_rng(seed)
+    truth = rng.random(600) < 0.04
+    judge = np.where(rng.random(600) < 0.1, ~truth, truth).astype(float)
+    labeled = np.zeros(600, dtype=bool)
+    labeled[rng.choice(600, 150, replace=False)] = True
+    y, yhat, yhat_u = truth[labeled].astype(float), judge[labeled], judge[~labeled]
+    lo_n, hi_n = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(y, yhat, yhat_u, 0.1, lam=None))
+    point = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=None)))
+    se = (hi_n - lo_n) / (2 * 1.6448536269514722)
+    got = ppi_proportion_ci(y, yhat, yhat_u, alpha=0.1)
+    assert got == pytest.approx(_kg_reference(point, se, 150, 0.1), rel=1e-9)
+    assert 0.0 <= got[0] <= point <= got[1] <= 1.0
+
+
+def test_ppi_proportion_ci_refuses_an_estimate_outside_the_unit_interval():
+    # One labeled defect the judge scores 0, and a judge scoring 1 on it elsewhere: with
+    # λ = 1 the estimate mean(ŷu) + mean(y − ŷ) = 0 + (0 − 1)/4 is negative.
+    with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
+        ppi_proportion_ci([0, 0, 0, 0], [1, 0, 0, 0], [0] * 10, lam=1.0)
+    with pytest.raises(ValueError, match="y must be labels in \\[0, 1\\]"):
+        ppi_proportion_ci([2, 0], [1, 0], [0, 1])
