@@ -156,6 +156,31 @@ STORAGES = {
 }
 MEDIA_ROOT = VAR_DIR / "media"
 
+
+# Size caps per kind of uploaded file, in bytes, checked before a byte of the file is parsed
+# (enterpriseval/limits.py, docs/operations.md): ENTERPRISEVAL_MAX_<KIND>_BYTES. The defaults are
+# a few times the largest real file of each kind.
+_UPLOAD_LIMIT_DEFAULTS = {
+    "sigma": 1_000_000,
+    "charter": 1_000_000,
+    "task_set": 256 * 1024 * 1024,
+    "outputs": 256 * 1024 * 1024,
+    "grades": 64 * 1024 * 1024,
+    "adjudications": 64 * 1024 * 1024,
+    "decision": 1_000_000,
+    "egi_result": 64 * 1024 * 1024,
+}
+ENTERPRISEVAL_UPLOAD_LIMITS = {
+    kind: env.int(f"ENTERPRISEVAL_MAX_{kind.upper()}_BYTES", default=default)
+    for kind, default in _UPLOAD_LIMIT_DEFAULTS.items()
+}
+for _kind, _limit in ENTERPRISEVAL_UPLOAD_LIMITS.items():
+    if _limit < 1:
+        raise ImproperlyConfigured(
+            f"ENTERPRISEVAL_MAX_{_kind.upper()}_BYTES must be a positive number of bytes, got "
+            f"{_limit}"
+        )
+
 # Security. Model output is untrusted HTML: the CSP forbids inline script and
 # every origin but our own, so an injected <script> in an output cannot run.
 SESSION_COOKIE_HTTPONLY = True
