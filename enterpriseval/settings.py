@@ -8,6 +8,7 @@ Celery ``filesystem://`` broker under ``var/``.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -66,6 +67,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "enterpriseval.apps.EnterpriseValConfig",
     "audit",
     "charters",
@@ -89,6 +91,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a locked-out sign-in into the lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "enterpriseval.urls"
@@ -121,6 +125,25 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Sign-in throttling (django-axes, docs/operations.md): after AXES_FAILURE_LIMIT wrong passwords
+# for one user name, or from one address, sign-in through the login form and the API token
+# endpoint is refused for AXES_COOLOFF_MINUTES, even with the right password; a successful
+# sign-in before the limit clears the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = env.list("AXES_LOCKOUT_PARAMETERS", default=["username", "ip_address"])
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "enterpriseval.auth.lockout_response"
+AXES_VERBOSE = False
+# Behind N reverse proxies the client's address is the N-th from the right of X-Forwarded-For;
+# with 0 (no proxy) it is REMOTE_ADDR.
+ENTERPRISEVAL_PROXY_COUNT = env.int("ENTERPRISEVAL_PROXY_COUNT", default=0)
+AXES_CLIENT_IP_CALLABLE = "enterpriseval.auth.client_ip"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
