@@ -101,7 +101,9 @@ def test_django_password_validators_refuse_a_weak_password(personas):
     from django.contrib.auth.password_validation import validate_password
     from django.core.exceptions import ValidationError
 
-    names = {validator["NAME"].rsplit(".", 1)[-1] for validator in settings.AUTH_PASSWORD_VALIDATORS}
+    names = {
+        validator["NAME"].rsplit(".", 1)[-1] for validator in settings.AUTH_PASSWORD_VALIDATORS
+    }
     assert {"MinimumLengthValidator", "CommonPasswordValidator"} <= names
     with pytest.raises(ValidationError):
         validate_password("password", user=personas.owner)
