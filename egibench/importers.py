@@ -16,7 +16,6 @@ never turns into a zero.
 from __future__ import annotations
 
 import io
-import json
 import math
 import pickle
 import re
@@ -25,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from enterpriseval.documents import DocumentLimitError, DocumentSyntaxError, json_decode
 from enterpriseval.values import finite_number, type_name
 
 __all__ = [
@@ -72,10 +72,12 @@ def _read_text(path: Path) -> str:
 def _load_json(path: Path) -> Any:
     text = _read_text(path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+        # The project's JSON reader: nesting and integer length bounded (issue 17).
+        return json_decode(text)
+    except DocumentSyntaxError as exc:
+        kind = "refused JSON" if isinstance(exc, DocumentLimitError) else "not valid JSON"
         raise BenchmarkFileError(
-            path, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            path, None, f"{kind} (line {exc.line}, column {exc.column}: {exc.problem})"
         ) from exc
 
 
