@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
-
-from axes.models import AccessAttempt
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +36,7 @@ def cool_off_passed() -> None:
 
 def test_the_limit_and_cool_off_are_set():
     assert LIMIT == 5
-    assert settings.AXES_COOLOFF_TIME == timedelta(minutes=15)
+    assert timedelta(minutes=15) == settings.AXES_COOLOFF_TIME
 
 
 def test_wrong_passwords_on_the_form_lock_the_account_until_the_cool_off_ends(personas):
