@@ -75,8 +75,8 @@ class DocumentLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        event = self.peek_event()
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event: Any = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, yaml.AliasEvent):
             raise _LimitError(f"an alias (*{event.anchor}) {_NO_ALIASES}", event.start_mark)
         anchor = getattr(event, "anchor", None)
@@ -95,7 +95,7 @@ class DocumentLoader(yaml.SafeLoader):
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         if len(node.value) > MAX_INTEGER_DIGITS:
             raise _LimitError(_too_long(len(node.value)), node.start_mark)
-        return super().construct_yaml_int(node)  # type: ignore[no-any-return]
+        return super().construct_yaml_int(node)
 
 
 _NO_ALIASES = "is not accepted: write the value out in full where it is used"
@@ -112,7 +112,7 @@ def _too_long(digits: int) -> str:
 class _LimitError(yaml.MarkedYAMLError):
     """A YAML limit broken at ``mark`` (turned into a :class:`DocumentLimitError`)."""
 
-    def __init__(self, problem: str, mark: yaml.Mark) -> None:
+    def __init__(self, problem: str, mark: Any) -> None:
         super().__init__(problem=problem, problem_mark=mark)
 
 
@@ -327,7 +327,7 @@ def json_decode(
             text,
             object_pairs_hook=object_pairs_hook,
             parse_int=_json_int,
-            **({"parse_constant": parse_constant} if parse_constant is not None else {}),
+            parse_constant=parse_constant,
         )
     except json.JSONDecodeError as error:
         raise DocumentSyntaxError(
