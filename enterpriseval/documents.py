@@ -307,8 +307,9 @@ def json_decode(
 ) -> Any:
     """Return the decoded JSON ``text`` within the limits; hooks as :func:`json.loads`.
 
-    The nesting is measured before decoding, in one pass over the text, so a deep document
-    costs no recursion.
+    The nesting is measured once the text decodes (the C decoder guards its own recursion),
+    over the brackets outside strings; a deeper text is then refused with the line and
+    column of its first bracket past the limit.
 
     Raises
     ------
@@ -318,12 +319,8 @@ def json_decode(
     DocumentSyntaxError
         The text is not valid JSON (or ``parse_constant`` refused a constant).
     """
-    deep = _json_too_deep(text)
-    if deep is not None:
-        line, column = _line_column(text, deep)
-        raise DocumentLimitError("json", _too_deep(), line=line, column=column)
     try:
-        return json.loads(
+        value = json.loads(
             text,
             object_pairs_hook=object_pairs_hook,
             parse_int=_json_int,
@@ -338,6 +335,37 @@ def json_decode(
         raise DocumentLimitError(
             "json", _too_long(error.digits), line=line, column=column
         ) from None
+    except RecursionError:
+        _raise_too_deep(text)
+        raise
+    # Decoded: its strings are well formed, so the quick measure of the nesting is exact.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _json_depth(text) > MAX_DEPTH:
+        _raise_too_deep(text)
+    return value
+
+
+def _raise_too_deep(text: str) -> None:
+    deep = _json_too_deep(text)
+    if deep is not None:
+        line, column = _line_column(text, deep)
+        raise DocumentLimitError("json", _too_deep(), line=line, column=column)
+
+
+# A well-formed JSON string, and a bracket: the nesting of a decoded text, strings removed.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _json_depth(text: str) -> int:
+    """Return the deepest nesting of a JSON text that decoded (its strings are closed)."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 class _IntegerTooLong(ValueError):
