@@ -15,7 +15,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from bench.harness import measure
 
-CASE_MODULES = ("bench.cases_ppi", "bench.cases_agreement")
+CASE_MODULES = ("bench.cases_ppi", "bench.cases_agreement", "bench.cases_segment")
 
 
 def main() -> int:

@@ -196,7 +196,9 @@ class _Reader:
         self.issues.append(Issue("error", path, message, self.line_of(path)))
 
 
-def document_from_text(text: str, *, fmt: str, source: str | None = None) -> dict[str, Any]:
+def document_from_text(
+    text: str, *, fmt: str, source: str | None = None, max_bytes: int = MAX_FILE_BYTES
+) -> dict[str, Any]:
     """Read a YAML or JSON charter file into the document shape.
 
     Parameters
@@ -206,6 +208,9 @@ def document_from_text(text: str, *, fmt: str, source: str | None = None) -> dic
     fmt : {"yaml", "json"}
     source : str, optional
         File name used in messages.
+    max_bytes : int
+        The largest file accepted, in UTF-8 bytes (the web and API pass the charter cap of
+        ``ENTERPRISEVAL_MAX_CHARTER_BYTES``).
 
     Raises
     ------
@@ -217,9 +222,9 @@ def document_from_text(text: str, *, fmt: str, source: str | None = None) -> dic
     """
     if fmt not in ("yaml", "json"):
         raise ValueError(f"fmt must be 'yaml' or 'json', got {fmt!r}")
-    if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+    if len(text.encode("utf-8")) > max_bytes:
         raise CharterDocumentError(
-            [Issue("error", "", f"the file is larger than {MAX_FILE_BYTES:,} bytes")],
+            [Issue("error", "", f"the file is larger than {max_bytes:,} bytes")],
             source=source,
         )
     try:

@@ -22,6 +22,25 @@ AnyUser = AbstractBaseUser | AnonymousUser
 #: configurations and runs, i.e. provenance).
 AUDIT_READERS = (Role.CHARTER_OWNER, Role.MODEL_OWNER, Role.REVIEWER, Role.ADJUDICATOR)
 
+#: The site-level permission to create use cases (Django's default "add" permission of
+#: UseCase), granted by an administrator to a user or a group (docs/operations.md).
+USE_CASE_CREATE_PERMISSION = "charters.add_usecase"
+
+
+def can_create_use_case(user: AnyUser) -> bool:
+    """Return whether ``user`` may create use cases (:data:`USE_CASE_CREATE_PERMISSION`)."""
+    return bool(user.is_authenticated and user.has_perm(USE_CASE_CREATE_PERMISSION))
+
+
+def require_use_case_create(user: AnyUser) -> None:
+    """Raise 403 unless ``user`` holds :data:`USE_CASE_CREATE_PERMISSION`."""
+    if not can_create_use_case(user):
+        raise PermissionDenied(
+            "Creating a use case needs the site permission “Can add use case” "
+            f"({USE_CASE_CREATE_PERMISSION}); ask an administrator to grant it to you or "
+            "to one of your groups."
+        )
+
 
 def user_roles(user: AnyUser, use_case: UseCase) -> set[str]:
     """Return the roles ``user`` holds on ``use_case``."""
@@ -92,3 +111,27 @@ def use_case_for_unblinded(user: AnyUser, key_or_pk: str | int, *, what: str) ->
             "needs."
         )
     return use_case
+
+
+def can_read_benchmarks(user: AnyUser) -> bool:
+    """Return whether ``user`` may read the EGI-Bench pages (docs/operations.md, "Access").
+
+    The roster names the models behind configurations σ, which graders must not learn
+    (SPEC §5.1): whoever grades on any use case is refused, whatever else they hold or
+    however staff they are; the others need a role on some use case, or staff status.
+    """
+    if not user.is_authenticated:
+        return False
+    roles = set(Membership.objects.filter(user=user).values_list("role", flat=True))
+    if Role.GRADER in roles:
+        return False
+    return bool(roles) or bool(user.is_staff)
+
+
+def require_benchmark_reader(user: AnyUser) -> None:
+    """Raise 403 unless ``user`` may read the EGI-Bench pages (:func:`can_read_benchmarks`)."""
+    if not can_read_benchmarks(user):
+        raise PermissionDenied(
+            "The benchmark pages are for staff and for members of a use case who do not "
+            "grade: they name the models behind configurations, which graders must not see."
+        )

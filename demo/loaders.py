@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, Permission
 
 from charters.charter_document import document_from_text
 from charters.models import Charter, Configuration, Role, TaskSet, UseCase
@@ -77,6 +77,10 @@ def demo_users() -> dict[str, AbstractBaseUser]:
                 user.set_unusable_password()
             user.save()
         users[username] = user
+    # The demo's charter owner may create use cases in the web UI too (docs/operations.md).
+    users["demo-owner"].user_permissions.add(
+        Permission.objects.get(content_type__app_label="charters", codename="add_usecase")
+    )
     return users
 
 

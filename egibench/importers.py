@@ -16,7 +16,6 @@ never turns into a zero.
 from __future__ import annotations
 
 import io
-import json
 import math
 import pickle
 import re
@@ -25,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from enterpriseval.documents import DocumentLimitError, DocumentSyntaxError, json_decode
 from enterpriseval.values import finite_number, type_name
 
 __all__ = [
@@ -85,10 +85,12 @@ def _load_json(path: Path) -> Any:
             path, None, f"nested deeper than {MAX_DEPTH} levels (line {line}): not a result file"
         )
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        # The project's JSON reader: nesting and integer length bounded (issue 17).
+        data = json_decode(text)
+    except DocumentSyntaxError as exc:
+        kind = "refused JSON" if isinstance(exc, DocumentLimitError) else "not valid JSON"
         raise BenchmarkFileError(
-            path, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            path, None, f"{kind} (line {exc.line}, column {exc.column}: {exc.problem})"
         ) from exc
     except (ValueError, RecursionError) as exc:  # an integer of > 4,300 digits
         raise BenchmarkFileError(path, None, f"not readable as JSON ({exc})") from exc

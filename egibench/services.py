@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,9 @@ from audit.services import audit_record
 from egibench.model_names import name_key
 from egibench.models import EgiResult
 from egibench.result_shape import ResultRecord, ResultShapeError, result_record
+from enterpriseval.documents import DocumentLimitError, DocumentSyntaxError, json_decode
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import UploadKind, upload_size_check
 
 #: ``source`` of the rows loaded from the bundled seed 000 roster.
 PUBLISHED_ROSTER_SOURCE = "seed 000 published roster"
@@ -126,12 +127,18 @@ def egi_results_file_read(path: Path) -> list[tuple[str, Mapping[str, Any]]]:
         If the file cannot be read or is not JSON (with the line), or has neither shape.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        upload_size_check(kind=UploadKind.EGI_RESULT, filename=str(path), size=path.stat().st_size)
+        data = json_decode(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ServiceError(f"{path}: cannot read ({error.strerror})", field=str(path)) from None
-    except json.JSONDecodeError as error:
+    except UnicodeDecodeError as error:
         raise ServiceError(
-            f"{path}: not valid JSON (line {error.lineno}: {error.msg})", field=str(path)
+            f"{path}: not UTF-8 text (byte {error.start + 1} cannot be decoded)", field=str(path)
+        ) from None
+    except DocumentSyntaxError as error:
+        kind = "refused JSON" if isinstance(error, DocumentLimitError) else "not valid JSON"
+        raise ServiceError(
+            f"{path}: {kind} (line {error.line}: {error.problem})", field=str(path)
         ) from None
     if isinstance(data, dict) and "results" in data:
         entries = data["results"]

@@ -1,6 +1,8 @@
 """EGI pages: the roster of models, one model's results, one stored result.
 
-EGI results are public model-level data (no use-case data), so any signed-in user reads them.
+EGI results are model-level data (no use-case data), but the roster names the models behind
+configurations σ, so graders do not read them: :func:`charters.permissions.can_read_benchmarks`
+states who does (docs/operations.md, "Access").
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from charters.permissions import require_benchmark_reader
 from egibench.models import EgiResult
 from egibench.selectors import (
     SHORTLIST_STATEMENT,
@@ -22,6 +25,7 @@ from egibench.selectors import (
 
 @login_required
 def roster_page(request: HttpRequest) -> HttpResponse:
+    require_benchmark_reader(request.user)
     results = egi_roster()
     return render(
         request,
@@ -32,6 +36,7 @@ def roster_page(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def model_page(request: HttpRequest, model_id: str) -> HttpResponse:
+    require_benchmark_reader(request.user)
     history = list(egi_model_results(model_id))
     if not history:
         raise Http404(f"No EGI result for model {model_id}.")
@@ -41,6 +46,7 @@ def model_page(request: HttpRequest, model_id: str) -> HttpResponse:
 
 @login_required
 def result_page(request: HttpRequest, pk: int) -> HttpResponse:
+    require_benchmark_reader(request.user)
     result = egi_result_get(pk)
     if result is None:
         raise Http404(f"No EGI result {pk}.")

@@ -1,10 +1,11 @@
 """REST API v1: each app contributes its endpoints."""
 
 from django.urls import include, path
-from rest_framework.authtoken.views import obtain_auth_token
+
+from enterpriseval.auth import TokenObtainApi
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", TokenObtainApi.as_view(), name="api-token"),
     path("", include("charters.api.urls")),
     path("", include("runs.api_urls")),
     path("", include("grading.api.urls")),

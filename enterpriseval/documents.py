@@ -17,6 +17,14 @@ what; each caller words them for its own file type. A configuration file a progr
 (a routing, a registry, a table) is read by :func:`config_data`, which words both in one line
 naming the file. :func:`json_unique_object` is the JSON hook that refuses a repeated key, for
 readers that call :func:`json.loads` themselves (the JSONL imports).
+
+Hostile input is refused before it can cost more than the text's own size (SPEC's limits; issue
+17): YAML anchors and aliases are refused (a "billion laughs" document expands exponentially
+through them, and no file of ours needs them), nesting deeper than :data:`MAX_DEPTH` levels is
+refused in YAML and JSON, and so is an integer longer than :data:`MAX_INTEGER_DIGITS` digits
+(Python's own 4,300-digit limit would otherwise surface as a crash). Each refusal is a
+:class:`DocumentLimitError` (a :class:`DocumentSyntaxError`) with the line and column. The
+size of a file is the caller's to bound before it reads the text.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import yaml
 __all__ = [
     "Document",
     "DocumentError",
+    "DocumentLimitError",
     "DocumentLoader",
     "DocumentSyntaxError",
     "DuplicateKey",
@@ -41,15 +50,73 @@ __all__ = [
     "config_data",
     "document_lines",
     "document_read",
+    "json_decode",
     "json_unique_object",
 ]
+
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists accepted in a YAML or JSON document."""
+MAX_INTEGER_DIGITS = 300
+"""Longest integer accepted, in characters: every such integer still converts to a float."""
 
 Format = Literal["yaml", "json"]
 FieldPath = str | Sequence[str | int]
 
 
 class DocumentLoader(yaml.SafeLoader):
-    """Safe YAML loader with YAML 1.2 booleans and no timestamps."""
+    """Safe YAML loader with YAML 1.2 booleans, no timestamps, no aliases and bounded nesting.
+
+    Anchors and aliases are refused where they appear, before anything is expanded; a node
+    nested deeper than :data:`MAX_DEPTH` levels, or an integer longer than
+    :data:`MAX_INTEGER_DIGITS` characters, likewise.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            raise _LimitError(f"an alias (*{event.anchor}) {_NO_ALIASES}", event.start_mark)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise _LimitError(f"an anchor (&{anchor}) {_NO_ALIASES}", event.start_mark)
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if self._depth >= MAX_DEPTH:
+                raise _LimitError(_too_deep(), event.start_mark)
+            self._depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+        return super().compose_node(parent, index)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        if len(node.value) > MAX_INTEGER_DIGITS:
+            raise _LimitError(_too_long(len(node.value)), node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_NO_ALIASES = "is not accepted: write the value out in full where it is used"
+
+
+def _too_deep() -> str:
+    return f"the document is nested more than {MAX_DEPTH} levels deep"
+
+
+def _too_long(digits: int) -> str:
+    return f"an integer of {digits:,} characters is longer than {MAX_INTEGER_DIGITS} allowed"
+
+
+class _LimitError(yaml.MarkedYAMLError):
+    """A YAML limit broken at ``mark`` (turned into a :class:`DocumentLimitError`)."""
+
+    def __init__(self, problem: str, mark: Any) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+
+
+DocumentLoader.add_constructor("tag:yaml.org,2002:int", DocumentLoader.construct_yaml_int)
 
 
 DocumentLoader.yaml_implicit_resolvers = {
@@ -108,6 +175,16 @@ class DocumentSyntaxError(DocumentError):
         """Return ``not valid YAML: <reason> (column <n>)`` (the column when known)."""
         column = f" (column {self.column})" if self.column is not None else ""
         return f"not valid {self.fmt.upper()}: {self.reason}{column}"
+
+
+class DocumentLimitError(DocumentSyntaxError):
+    """The text breaks a limit (an alias, nesting too deep, an integer too long)."""
+
+    @property
+    def message(self) -> str:
+        """Return ``YAML refused: <reason> (column <n>)`` (the column when known)."""
+        column = f" (column {self.column})" if self.column is not None else ""
+        return f"{self.fmt.upper()} refused: {self.reason}{column}"
 
 
 @dataclass(frozen=True)
@@ -176,16 +253,13 @@ def document_read(text: str, *, fmt: Format) -> Document:
     ------
     DocumentSyntaxError
         The text is not valid YAML or JSON (with the line and, for syntax, the column).
+    DocumentLimitError
+        The text has an anchor or alias (YAML), nests too deep or holds too long an integer.
     DuplicateKeyError
         A mapping repeats a key: every repeat in YAML, the first one found in JSON.
     """
     if fmt == "json":
-        try:
-            data = json.loads(text, object_pairs_hook=json_unique_object)
-        except json.JSONDecodeError as error:
-            raise DocumentSyntaxError(
-                "json", error.msg, line=error.lineno, column=error.colno
-            ) from None
+        data = json_decode(text, object_pairs_hook=json_unique_object)
         return Document(data, document_lines(text))
     if fmt != "yaml":
         raise ValueError(f"fmt must be 'yaml' or 'json', got {fmt!r}")
@@ -225,6 +299,129 @@ def config_data(text: str, source: str, *, error: Callable[[str], Exception] = V
     raise error(f"{source}: not valid YAML ({detail})")
 
 
+def json_decode(
+    text: str,
+    *,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+    parse_constant: Callable[[str], Any] | None = None,
+) -> Any:
+    """Return the decoded JSON ``text`` within the limits; hooks as :func:`json.loads`.
+
+    The nesting is measured once the text decodes (the C decoder guards its own recursion),
+    over the brackets outside strings; a deeper text is then refused with the line and
+    column of its first bracket past the limit.
+
+    Raises
+    ------
+    DocumentLimitError
+        Nesting deeper than :data:`MAX_DEPTH` or an integer longer than
+        :data:`MAX_INTEGER_DIGITS` characters, with the line and column.
+    DocumentSyntaxError
+        The text is not valid JSON (or ``parse_constant`` refused a constant).
+    """
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=object_pairs_hook,
+            parse_int=_json_int,
+            parse_constant=parse_constant,
+        )
+    except json.JSONDecodeError as error:
+        raise DocumentSyntaxError(
+            "json", error.msg, line=error.lineno, column=error.colno
+        ) from None
+    except _IntegerTooLong as error:
+        line, column = _line_column(text, _long_integer_at(text, error.digits))
+        raise DocumentLimitError(
+            "json", _too_long(error.digits), line=line, column=column
+        ) from None
+    except RecursionError:
+        _raise_too_deep(text)
+        raise
+    # Decoded: its strings are well formed, so the quick measure of the nesting is exact.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _json_depth(text) > MAX_DEPTH:
+        _raise_too_deep(text)
+    return value
+
+
+def _raise_too_deep(text: str) -> None:
+    deep = _json_too_deep(text)
+    if deep is not None:
+        line, column = _line_column(text, deep)
+        raise DocumentLimitError("json", _too_deep(), line=line, column=column)
+
+
+# A well-formed JSON string, and a bracket: the nesting of a decoded text, strings removed.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _json_depth(text: str) -> int:
+    """Return the deepest nesting of a JSON text that decoded (its strings are closed)."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+class _IntegerTooLong(ValueError):
+    def __init__(self, digits: int) -> None:
+        super().__init__(_too_long(digits))
+        self.digits = digits
+
+
+def _json_int(literal: str) -> int:
+    if len(literal) > MAX_INTEGER_DIGITS:
+        raise _IntegerTooLong(len(literal))
+    return int(literal)
+
+
+_JSON_SPECIAL = re.compile(r'[\[\]{}"\\]')
+
+
+def _json_too_deep(text: str) -> int | None:
+    """Return the offset of the bracket that nests deeper than MAX_DEPTH, or None.
+
+    One pass over the brackets, quotes and backslashes only; brackets in strings do not nest.
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth, in_string, escaped = 0, False, -1
+    for match in _JSON_SPECIAL.finditer(text):
+        offset, char = match.start(), match.group()
+        if in_string:
+            if offset == escaped:
+                continue
+            if char == "\\":
+                escaped = offset + 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return offset
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+def _long_integer_at(text: str, digits: int) -> int:
+    """Return the offset of the first integer ``digits`` characters long (0 if none)."""
+    match = re.search(rf"(?<![\w.])-?\d{{{max(digits - 1, 1)},}}", text)
+    return match.start() if match else 0
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
 def json_unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """Return the object of JSON ``pairs``; raise :class:`DuplicateKeyError` on a repeated key.
 
@@ -256,6 +453,8 @@ def _yaml_error(error: yaml.YAMLError) -> DocumentSyntaxError:
     if mark is not None and not isinstance(error, yaml.constructor.ConstructorError):
         column = mark.column + 1
     opened = error.context_mark
+    if isinstance(error, _LimitError):
+        return DocumentLimitError("yaml", error.problem or "", line=line, column=column)
     return DocumentSyntaxError(
         "yaml",
         error.problem or "",

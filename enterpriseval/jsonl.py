@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, ClassVar, Generic, TypeVar
 
-from enterpriseval.documents import DuplicateKeyError, json_unique_object
+from enterpriseval.documents import (
+    DocumentLimitError,
+    DocumentSyntaxError,
+    DuplicateKeyError,
+    json_decode,
+    json_unique_object,
+)
 from enterpriseval.values import json_kind
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -234,7 +239,8 @@ def decode_object_line(number: int, raw: bytes) -> DecodedLine:
     """Decode line ``number`` of a JSONL file as one JSON object, naming what is wrong.
 
     UTF-8 (a BOM on line 1 is dropped), strict JSON (no NaN or Infinity, no key given
-    twice), and an object at the top.
+    twice), within the document limits of :func:`enterpriseval.documents.json_decode` (nesting
+    depth, integer length), and an object at the top.
     """
     try:
         text = raw.decode("utf-8")
@@ -253,16 +259,18 @@ def decode_object_line(number: int, raw: bytes) -> DecodedLine:
     if not text.strip(_JSON_WHITESPACE):
         return DecodedLine(True, {}, None)
     try:
-        value = json.loads(text, object_pairs_hook=json_unique_object, parse_constant=_no_constant)
+        value = json_decode(text, object_pairs_hook=json_unique_object, parse_constant=_no_constant)
     except DuplicateKeyError as error:
         return DecodedLine(
             False,
             {},
             (error.duplicates[0].key, "appears twice in one object; give each field once"),
         )
-    except json.JSONDecodeError as error:
+    except DocumentLimitError as error:
+        return DecodedLine(False, {}, ("line", f"refused: {error.reason} at column {error.column}"))
+    except DocumentSyntaxError as error:
         return DecodedLine(
-            False, {}, ("line", f"not valid JSON: {error.msg} at column {error.colno}")
+            False, {}, ("line", f"not valid JSON: {error.problem} at column {error.column}")
         )
     except (ValueError, RecursionError) as error:
         return DecodedLine(False, {}, ("line", f"not valid JSON: {error}"))

@@ -8,6 +8,7 @@ Celery ``filesystem://`` broker under ``var/``.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -66,6 +67,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "enterpriseval.apps.EnterpriseValConfig",
     "audit",
     "charters",
@@ -89,6 +91,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a locked-out sign-in into the lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "enterpriseval.urls"
@@ -121,6 +125,25 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Sign-in throttling (django-axes, docs/operations.md): after AXES_FAILURE_LIMIT wrong passwords
+# for one user name, or from one address, sign-in through the login form and the API token
+# endpoint is refused for AXES_COOLOFF_MINUTES, even with the right password; a successful
+# sign-in before the limit clears the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = env.list("AXES_LOCKOUT_PARAMETERS", default=["username", "ip_address"])
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "enterpriseval.auth.lockout_response"
+AXES_VERBOSE = False
+# Behind N reverse proxies the client's address is the N-th from the right of X-Forwarded-For;
+# with 0 (no proxy) it is REMOTE_ADDR.
+ENTERPRISEVAL_PROXY_COUNT = env.int("ENTERPRISEVAL_PROXY_COUNT", default=0)
+AXES_CLIENT_IP_CALLABLE = "enterpriseval.auth.client_ip"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -156,6 +179,31 @@ STORAGES = {
 }
 MEDIA_ROOT = VAR_DIR / "media"
 
+
+# Size caps per kind of uploaded file, in bytes, checked before a byte of the file is parsed
+# (enterpriseval/limits.py, docs/operations.md): ENTERPRISEVAL_MAX_<KIND>_BYTES. The defaults are
+# a few times the largest real file of each kind.
+_UPLOAD_LIMIT_DEFAULTS = {
+    "sigma": 1_000_000,
+    "charter": 1_000_000,
+    "task_set": 256 * 1024 * 1024,
+    "outputs": 256 * 1024 * 1024,
+    "grades": 64 * 1024 * 1024,
+    "adjudications": 64 * 1024 * 1024,
+    "decision": 1_000_000,
+    "egi_result": 64 * 1024 * 1024,
+}
+ENTERPRISEVAL_UPLOAD_LIMITS = {
+    kind: env.int(f"ENTERPRISEVAL_MAX_{kind.upper()}_BYTES", default=default)
+    for kind, default in _UPLOAD_LIMIT_DEFAULTS.items()
+}
+for _kind, _limit in ENTERPRISEVAL_UPLOAD_LIMITS.items():
+    if _limit < 1:
+        raise ImproperlyConfigured(
+            f"ENTERPRISEVAL_MAX_{_kind.upper()}_BYTES must be a positive number of bytes, got "
+            f"{_limit}"
+        )
+
 # Security. Model output is untrusted HTML: the CSP forbids inline script and
 # every origin but our own, so an injected <script> in an output cannot run.
 SESSION_COOKIE_HTTPONLY = True
@@ -187,9 +235,11 @@ if PRODUCTION:
     CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers an anonymous call with the first class's challenge, so 401 with
+    # "WWW-Authenticate: Token" (session authentication has no challenge: 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from enterpriseval.documents import DocumentSyntaxError, DuplicateKeyError, Format, document_read
+from enterpriseval.limits import UploadKind, upload_limit
 from gates.algorithm import GateInput, GateInputError, parse_gate_input, validate_gate_input
 
 
@@ -44,6 +45,15 @@ def load_decision_file(path: Path | str) -> DecisionFile:
     """
     path = Path(path)
     try:
+        size = path.stat().st_size
+        limit = upload_limit(UploadKind.DECISION)
+        if size > limit:
+            raise DecisionFileError(
+                path,
+                None,
+                f"is {size:,} bytes; the limit is {limit:,} bytes (raise "
+                f"{UploadKind.DECISION.setting} to accept larger files)",
+            )
         raw = path.read_bytes()
     except OSError as error:
         raise DecisionFileError(path, None, f"cannot be read ({error.strerror})") from None

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods
 
 from charters.models import Role, UseCase
 from charters.permissions import use_case_for
-from charters.selectors.use_cases import membership_list
+from charters.selectors.use_cases import GRANT_ACCEPTED, grantee_get, membership_list
 from charters.services.use_cases import membership_grant, membership_revoke
 from enterpriseval.errors import ServiceError
 from lifecycle.selectors import use_case_overview
@@ -40,14 +40,18 @@ def use_case_members(request: HttpRequest, key: str) -> HttpResponse:
             _revoke(request, use_case)
             return redirect("use-case-members", key=use_case.key)
         if form.is_valid():
-            user = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
-            if user is None:
-                form.add_error("username", "No user with this user name.")
+            username, role = form.cleaned_data["username"], form.cleaned_data["role"]
+            user = grantee_get(username=username)
+            try:
+                if user is not None:
+                    membership_grant(actor=request.user, use_case=use_case, user=user, role=role)
+            except ServiceError as error:
+                form.add_error("role", error.message)
             else:
-                membership_grant(
-                    actor=request.user, use_case=use_case, user=user, role=form.cleaned_data["role"]
+                # The same answer for an unknown user name: a grant does not reveal which exist.
+                messages.success(
+                    request, GRANT_ACCEPTED.format(username=username, role=Role(role).label)
                 )
-                messages.success(request, f"{user.get_username()} added.")
                 return redirect("use-case-members", key=use_case.key)
     return render(
         request,

@@ -17,6 +17,7 @@ from charters.models import Configuration, TaskSet, UseCase
 from charters.models.charters import Treatment
 from charters.models.tasks import Split
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import upload_status
 from runs.judges.rubric import RUBRIC_VERSION
 from runs.models import OutputStatus, Run, RunStatus
 from runs.selectors.runs import (
@@ -202,7 +203,7 @@ def run_import_view(request: HttpRequest, key: str) -> HttpResponse:
         )
     except ServiceError as error:
         context.update(failure=error.message, errors=error.details, filename=upload.name)
-        return render(request, "runs/run_import.html", context, status=400)
+        return render(request, "runs/run_import.html", context, status=upload_status(error))
     messages.success(request, f"Imported {run.items_done} outputs as run {run.pk}.")
     return redirect("run-detail", key=use_case.key, run_id=run.pk)
 

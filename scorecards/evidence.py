@@ -90,14 +90,25 @@ def evidence_zip(members: Mapping[str, bytes], *, decision_sha256: str, created_
     return buffer.getvalue()
 
 
-def evidence_verify(data: bytes) -> EvidenceVerification:
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+"""The largest manifest.json read: a pack of thousands of members has one of a few hundred KB."""
+MAX_PACK_BYTES = 1024 * 1024 * 1024
+"""The largest total of member sizes (uncompressed) checked; larger packs are refused unread."""
+_READ_CHUNK = 1024 * 1024
+
+
+def evidence_verify(data: bytes, *, max_bytes: int = MAX_PACK_BYTES) -> EvidenceVerification:
     """Check a pack offline: every member listed, present, of the listed size and SHA-256.
 
     Fails on the first problem, in this order: not a zip; a duplicated member name; no
-    manifest, or one that does not parse or lacks ``files``/``decision_sha256``; a member
-    the manifest lists but the zip lacks; a member the zip holds but the manifest does not
-    list; a member whose bytes do not match (size, SHA-256, or the zip's own CRC); and
-    ``decision.json`` whose hash is not the manifest's ``decision_sha256``.
+    manifest, one larger than :data:`MAX_MANIFEST_BYTES`, or one that does not parse or
+    lacks ``files``/``decision_sha256``; a member the manifest lists but the zip lacks; a
+    member the zip holds but the manifest does not list; a member whose size in the zip's
+    directory is not the manifest's, or members totalling more than ``max_bytes`` — both
+    found before anything is decompressed, so a small zip that inflates to gigabytes costs
+    nothing; a member whose bytes do not match (SHA-256, or the zip's own CRC), hashed a
+    chunk at a time; and ``decision.json`` whose hash is not the manifest's
+    ``decision_sha256``.
     """
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -118,24 +129,32 @@ def evidence_verify(data: bytes) -> EvidenceVerification:
         extra = [name for name in names if name != MANIFEST_MEMBER and name not in files]
         if extra:
             return _failed(extra[0], "is in the zip but not listed in manifest.json")
+        total = 0
+        for name, expected in files.items():
+            declared = archive.getinfo(name).file_size
+            if declared != expected["bytes"]:
+                return _failed(name, f"has {declared} bytes, the manifest says {expected['bytes']}")
+            total += declared
+        if total > max_bytes:
+            return _failed(
+                MANIFEST_MEMBER,
+                f"lists {total:,} bytes of members, more than the {max_bytes:,} a pack may hold",
+            )
         checked: list[str] = []
         for name, expected in files.items():
             try:
-                content = archive.read(name)
+                digest, size = _member_digest(archive, name)
             except (zipfile.BadZipFile, OSError, EOFError) as error:
                 return _failed(name, f"cannot be read: {error}", checked)
-            digest = hashlib.sha256(content).hexdigest()
             if digest != expected["sha256"]:
                 return _failed(
                     name,
                     f"SHA-256 {digest} differs from the manifest's {expected['sha256']}",
                     checked,
                 )
-            if len(content) != expected["bytes"]:
+            if size != expected["bytes"]:
                 return _failed(
-                    name,
-                    f"has {len(content)} bytes, the manifest says {expected['bytes']}",
-                    checked,
+                    name, f"has {size} bytes, the manifest says {expected['bytes']}", checked
                 )
             checked.append(name)
         if DECISION_MEMBER in files and files[DECISION_MEMBER]["sha256"] != decision_sha256:
@@ -148,6 +167,16 @@ def evidence_verify(data: bytes) -> EvidenceVerification:
     return EvidenceVerification(True, tuple(checked))
 
 
+def _member_digest(archive: zipfile.ZipFile, name: str) -> tuple[str, int]:
+    """Return the SHA-256 and size of a member, read a chunk at a time."""
+    digest, size = hashlib.sha256(), 0
+    with archive.open(name) as member:
+        while chunk := member.read(_READ_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
 def _failed(member: str, reason: str, checked: list[str] | None = None) -> EvidenceVerification:
     return EvidenceVerification(False, tuple(checked or ()), member, f"{member} {reason}")
 
@@ -157,6 +186,9 @@ def _manifest(
 ) -> tuple[tuple[dict[str, dict[str, object]], str] | None, str]:
     if MANIFEST_MEMBER not in names:
         return None, "is missing from the zip"
+    size = archive.getinfo(MANIFEST_MEMBER).file_size
+    if size > MAX_MANIFEST_BYTES:
+        return None, f"is {size:,} bytes, more than the {MAX_MANIFEST_BYTES:,} a manifest may be"
     try:
         document = json.loads(archive.read(MANIFEST_MEMBER).decode("utf-8"))
     except (zipfile.BadZipFile, OSError, EOFError, UnicodeDecodeError, ValueError) as error:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db import connection, transaction
 
 from audit.models import AuditEntry
@@ -111,6 +112,10 @@ def make_user(username: str):
 @pytest.fixture
 def personas(db) -> Personas:
     users = {name: make_user(name) for name in PERSONA_NAMES}
+    # The owner creates use cases, which needs the site permission an administrator grants.
+    users["owner"].user_permissions.add(
+        Permission.objects.get(content_type__app_label="charters", codename="add_usecase")
+    )
     use_case = use_case_create(
         actor=users["owner"],
         key="CREDIT-MEMO-B",

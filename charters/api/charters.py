@@ -17,7 +17,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from charters.charter_document import (
-    MAX_FILE_BYTES,
     CharterDocumentError,
     document_from_text,
     document_line_finder,
@@ -43,6 +42,7 @@ from charters.services.charters import (
 from charters.validation import Issue, ValidationReport, charter_validate
 from enterpriseval.api import validated
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import UploadKind, upload_limit, upload_too_large
 
 SIGNERS = [role.value for role in SIGNING_ROLES]
 
@@ -64,9 +64,10 @@ class _CharterTextParser(BaseParser):
     def parse(
         self, stream: Any, media_type: str | None = None, parser_context: Any = None
     ) -> CharterText:
-        content = stream.read(MAX_FILE_BYTES + 1) if stream is not None else b""
-        if len(content) > MAX_FILE_BYTES:
-            raise ServiceError(f"the charter document is larger than {MAX_FILE_BYTES:,} bytes")
+        limit = upload_limit(UploadKind.CHARTER)
+        content = stream.read(limit + 1) if stream is not None else b""
+        if len(content) > limit:
+            raise upload_too_large(kind=UploadKind.CHARTER, filename="the request body")
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -102,7 +103,9 @@ def _document(request: Request) -> tuple[dict[str, Any], Any]:
     if not body.text.strip():
         raise ServiceError("the charter document is empty", field="body")
     try:
-        document = document_from_text(body.text, fmt=body.fmt)
+        document = document_from_text(
+            body.text, fmt=body.fmt, max_bytes=upload_limit(UploadKind.CHARTER)
+        )
     except CharterDocumentError as error:
         raise ServiceError(
             str(error),

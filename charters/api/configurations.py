@@ -26,8 +26,7 @@ from charters.selectors.configurations import (
 from charters.services.configurations import configuration_upload
 from enterpriseval.api import ErrorOutput
 from enterpriseval.errors import ServiceError
-
-MAX_DOCUMENT_BYTES = 1_000_000
+from enterpriseval.limits import UploadKind, upload_limit, upload_size_check, upload_too_large
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,8 @@ class _RawDocumentParser(BaseParser):
     def parse(
         self, stream: Any, media_type: str | None = None, parser_context: Any = None
     ) -> RawDocument:
-        content = stream.read(MAX_DOCUMENT_BYTES + 1) if stream is not None else b""
+        limit = upload_limit(UploadKind.SIGMA)
+        content = stream.read(limit + 1) if stream is not None else b""
         return RawDocument(content=content, media_type=media_type or self.media_type)
 
 
@@ -182,17 +182,16 @@ def _upload_arguments(request: Request) -> dict[str, Any]:
                 field="file",
             )
         name = data.get("name") or request.query_params.get("name", "")
-        content = upload.read(MAX_DOCUMENT_BYTES + 1)
+        upload_size_check(kind=UploadKind.SIGMA, filename=upload.name, size=upload.size)
+        content = upload.read(upload_limit(UploadKind.SIGMA) + 1)
         filename, media_type = upload.name, upload.content_type
     if not name:
         raise ServiceError(
             "name is required: the version series this σ belongs to, e.g. gemini-2-5-pro",
             field="name",
         )
-    if len(content) > MAX_DOCUMENT_BYTES:
-        raise ServiceError(
-            f"the σ document is larger than {MAX_DOCUMENT_BYTES:,} bytes", field="file"
-        )
+    if len(content) > upload_limit(UploadKind.SIGMA):
+        raise upload_too_large(kind=UploadKind.SIGMA, filename=filename or "the request body")
     return {"name": name, "content": content, "filename": filename, "content_type": media_type}
 
 

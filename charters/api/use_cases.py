@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from charters.models import Membership, Role, UseCase
-from charters.permissions import use_case_for, user_roles
-from charters.selectors.use_cases import use_case_list
+from charters.permissions import require_use_case_create, use_case_for, user_roles
+from charters.selectors.use_cases import GRANT_ACCEPTED, grantee_get, use_case_list
 from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
 from enterpriseval.api import validated
 from enterpriseval.errors import ServiceError
@@ -79,9 +79,16 @@ class UseCaseListApi(APIView):
         request=UseCaseInput, responses={201: UseCaseOutput}, summary="Create a use case"
     )
     def post(self, request: Request) -> Response:
+        require_use_case_create(request.user)
         data = validated(UseCaseInput, request.data)
         use_case = use_case_create(actor=request.user, **data)
         return Response(UseCaseOutput(use_case).data, status=status.HTTP_201_CREATED)
+
+
+class GrantOutput(serializers.Serializer[dict]):
+    username = serializers.CharField()
+    role = serializers.CharField()
+    message = serializers.CharField()
 
 
 class MembershipListApi(APIView):
@@ -96,16 +103,28 @@ class MembershipListApi(APIView):
         return Response(MembershipOutput(members, many=True).data)
 
     @extend_schema(
-        request=MembershipInput, responses={201: MembershipOutput}, summary="Grant a role"
+        request=MembershipInput,
+        responses={202: GrantOutput},
+        summary="Grant a role (charter owners only)",
+        description=(
+            "Answers 202 with the same body whether or not the user name belongs to an active "
+            "account, so grants cannot be used to find out which user names exist; the "
+            "members list (GET) shows who holds which role."
+        ),
     )
     def post(self, request: Request, key: str) -> Response:
         use_case = use_case_for(request.user, key, roles=[Role.CHARTER_OWNER])
         data = validated(MembershipInput, request.data)
-        user = get_object_or_404(get_user_model(), username=data["username"])
-        membership = membership_grant(
-            actor=request.user, use_case=use_case, user=user, role=data["role"]
-        )
-        return Response(MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
+        user = grantee_get(username=data["username"])
+        if user is not None:
+            membership_grant(actor=request.user, use_case=use_case, user=user, role=data["role"])
+        role_label = Role(data["role"]).label
+        payload = {
+            "username": data["username"],
+            "role": data["role"],
+            "message": GRANT_ACCEPTED.format(username=data["username"], role=role_label),
+        }
+        return Response(GrantOutput(payload).data, status=status.HTTP_202_ACCEPTED)
 
 
 class MembershipDetailApi(APIView):

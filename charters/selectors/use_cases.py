@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
@@ -44,3 +45,16 @@ def membership_list(*, use_case: UseCase) -> list[Membership]:
     return list(
         Membership.objects.filter(use_case=use_case).select_related("user").order_by("role")
     )
+
+
+GRANT_ACCEPTED = (
+    "If an active account has the user name {username}, it now holds the role {role}; the "
+    "members list shows every role held."
+)
+"""What a role grant answers whether or not the user name exists (issue 17: a grant must not
+tell real user names from made-up ones)."""
+
+
+def grantee_get(*, username: str) -> AbstractBaseUser | None:
+    """Return the active user named ``username``, or None (one query)."""
+    return get_user_model().objects.filter(username=username, is_active=True).first()

@@ -8,12 +8,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from audit.services import audit_record
-from charters.configurations import ConfigurationInvalid, configuration_load
+from charters.configurations import ConfigurationInvalid, ParsedConfiguration, configuration_load
 from charters.models import Configuration, Stage, UseCase
 from charters.selectors.configurations import configuration_latest
 from charters.services.use_cases import use_case_advance
 from charters.signals import configuration_registered
 from enterpriseval.errors import ConflictError, ServiceError
+from enterpriseval.limits import UploadKind, upload_bytes
 
 NAME_PATTERN = re.compile(r"^[-a-zA-Z0-9_]{1,80}$")
 
@@ -33,7 +34,6 @@ def configuration_invalid_error(error: ConfigurationInvalid) -> ServiceError:
     )
 
 
-@transaction.atomic
 def configuration_upload(
     *,
     actor: AbstractBaseUser,
@@ -48,6 +48,9 @@ def configuration_upload(
     Versions are immutable: this always creates version n + 1 (1 for a new name). A document
     whose canonical hash equals the latest version's is refused, since freezing it again
     would record a change that did not happen. Moves the use case to stage 2 (configure).
+
+    The document is size-checked and parsed before the transaction opens, so a slow parse
+    holds no database lock (on SQLite, the write lock of every other writer).
     """
     if not NAME_PATTERN.match(name or ""):
         raise ServiceError(
@@ -55,10 +58,18 @@ def configuration_upload(
             "(e.g. gemini-2-5-pro)",
             field="name",
         )
+    upload_bytes(kind=UploadKind.SIGMA, filename=filename or "the pasted σ", content=content)
     try:
         parsed = configuration_load(content, filename=filename, content_type=content_type)
     except ConfigurationInvalid as error:
         raise configuration_invalid_error(error) from None
+    return _configuration_freeze(actor=actor, use_case=use_case, name=name, parsed=parsed)
+
+
+@transaction.atomic
+def _configuration_freeze(
+    *, actor: AbstractBaseUser, use_case: UseCase, name: str, parsed: ParsedConfiguration
+) -> Configuration:
     # Lock the use case so two uploads of one name cannot both become version n + 1.
     UseCase.objects.select_for_update().filter(pk=use_case.pk).first()
     latest = configuration_latest(use_case=use_case, name=name)

@@ -30,6 +30,7 @@ from charters.services.use_cases import use_case_advance
 from charters.task_import import TaskFileReader, TaskRecord, check_task_file
 from enterpriseval.errors import ConflictError, ServiceError
 from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
+from enterpriseval.limits import UploadKind, upload_stream
 
 IMPORT_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 TASK_BATCH = 2000
@@ -61,6 +62,7 @@ def task_set_import(
             field="name",
         )
     filename = os.path.basename(filename or "")[:255] or "upload.jsonl"
+    fileobj = upload_stream(kind=UploadKind.TASK_SET, fileobj=fileobj, filename=filename)
     with _seekable(fileobj) as stream:
         checked = check_task_file(stream, max_errors=MAX_LISTED_ERRORS)
         if not checked.ok:

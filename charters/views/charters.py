@@ -17,7 +17,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from charters.catalogue import catalogue
 from charters.charter_document import (
-    MAX_FILE_BYTES,
     CharterDocumentError,
     document_from_form,
     document_from_text,
@@ -44,6 +43,7 @@ from charters.services.charters import (
 )
 from charters.validation import Issue, ValidationReport, charter_validate
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import UploadKind, upload_limit, upload_too_large
 
 SIGNERS = [role.value for role in SIGNING_ROLES]
 OWNER = [Role.CHARTER_OWNER]
@@ -156,16 +156,23 @@ def charter_upload(request: HttpRequest, key: str) -> HttpResponse:
         return redirect("charter-revise", key=use_case.key)
     upload = request.FILES.get("file")
     issues: list[Issue] = []
+    status = 400
     if upload is None:
         issues = [Issue("error", "file", "choose a YAML or JSON charter file")]
-    elif upload.size is not None and upload.size > MAX_FILE_BYTES:
-        issues = [Issue("error", "file", f"the file is larger than {MAX_FILE_BYTES:,} bytes")]
+    elif upload.size is not None and upload.size > upload_limit(UploadKind.CHARTER):
+        too_large = upload_too_large(
+            kind=UploadKind.CHARTER, filename=upload.name, size=upload.size
+        )
+        issues = [Issue("error", "file", too_large.message)]
+        status = too_large.status_code
     else:
         name = upload.name or "charter"
         fmt = "json" if name.lower().endswith(".json") else "yaml"
         try:
             text = upload.read().decode("utf-8")
-            document = document_from_text(text, fmt=fmt, source=name)
+            document = document_from_text(
+                text, fmt=fmt, source=name, max_bytes=upload_limit(UploadKind.CHARTER)
+            )
         except UnicodeDecodeError:
             issues = [Issue("error", "file", f"{name} is not UTF-8 text")]
         except CharterDocumentError as error:
@@ -182,7 +189,7 @@ def charter_upload(request: HttpRequest, key: str) -> HttpResponse:
                     messages.warning(request, _in_file(name, issue).message)
                 return redirect("charter-version", key=use_case.key, version=charter.version)
     document = charter_document_build(charter=latest) if latest else _starter()
-    return _editor(request, use_case, latest, document, [], upload_issues=issues, status=400)
+    return _editor(request, use_case, latest, document, [], upload_issues=issues, status=status)
 
 
 @login_required

@@ -31,8 +31,7 @@ from charters.selectors.configurations import (
 )
 from charters.services.configurations import NAME_PATTERN, configuration_upload
 from enterpriseval.errors import ServiceError
-
-MAX_DOCUMENT_BYTES = 1_000_000
+from enterpriseval.limits import UploadKind, UploadTooLarge, upload_limit, upload_size_check
 
 
 class ConfigurationUploadForm(forms.Form):
@@ -54,8 +53,11 @@ class ConfigurationUploadForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         upload = cleaned.get("file")
-        if upload is not None and upload.size > MAX_DOCUMENT_BYTES:
-            raise forms.ValidationError(f"The file is larger than {MAX_DOCUMENT_BYTES:,} bytes.")
+        if upload is not None:
+            try:
+                upload_size_check(kind=UploadKind.SIGMA, filename=upload.name, size=upload.size)
+            except UploadTooLarge as error:
+                raise forms.ValidationError(error.message) from None
         if upload is None and not (cleaned.get("content") or "").strip():
             raise forms.ValidationError("Paste the σ document or choose a file.")
         return cleaned
@@ -166,7 +168,7 @@ def configuration_validate_fragment(request: HttpRequest, key: str) -> HttpRespo
 
 def _fragment_document(form: ConfigurationUploadForm) -> tuple[str | bytes | None, str | None]:
     upload = form.files.get("file")
-    if upload is not None and upload.size <= MAX_DOCUMENT_BYTES:
+    if upload is not None and upload.size <= upload_limit(UploadKind.SIGMA):
         return upload.read(), upload.name
     content = form.data.get("content", "")
     return (content, None) if content.strip() else (None, None)

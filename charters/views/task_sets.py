@@ -22,6 +22,7 @@ from charters.services.task_sets import (
 )
 from charters.task_import import check_task_file
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import UploadKind, UploadTooLarge, upload_size_check, upload_status
 
 
 class TaskSetImportForm(forms.Form):
@@ -60,6 +61,11 @@ def task_set_import_view(request: HttpRequest, key: str) -> HttpResponse:
         return render(request, "charters/task_set_import.html", context, status=status)
     upload = form.cleaned_data["file"]
     if "check" in request.POST:
+        try:
+            upload_size_check(kind=UploadKind.TASK_SET, filename=upload.name, size=upload.size)
+        except UploadTooLarge as error:
+            context.update(failure=error.message, filename=upload.name)
+            return render(request, "charters/task_set_import.html", context, status=413)
         report = check_task_file(upload, max_errors=MAX_LISTED_ERRORS)
         context.update(checked=report, errors=report.details(), filename=upload.name)
         status = 200 if report.ok else 400
@@ -74,7 +80,9 @@ def task_set_import_view(request: HttpRequest, key: str) -> HttpResponse:
         )
     except ServiceError as error:
         context.update(failure=error.message, errors=error.details, filename=upload.name)
-        return render(request, "charters/task_set_import.html", context, status=400)
+        return render(
+            request, "charters/task_set_import.html", context, status=upload_status(error)
+        )
     messages.success(
         request,
         f"Imported {task_set.line_count} tasks as {task_set.name} v{task_set.version}.",

@@ -11,6 +11,7 @@ from django.urls import path
 from django.views.decorators.http import require_http_methods
 
 from charters.models.use_cases import Autonomy, Consequence
+from charters.permissions import require_use_case_create
 from charters.selectors.use_cases import use_case_list
 from charters.services.use_cases import use_case_create
 from enterpriseval.errors import ServiceError
@@ -35,6 +36,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def use_case_new(request: HttpRequest) -> HttpResponse:
+    require_use_case_create(request.user)
     form = UseCaseForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:

@@ -20,6 +20,7 @@ from django.db import transaction
 
 from audit.services import audit_record
 from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
+from enterpriseval.limits import UploadKind, upload_stream
 from grading.adjudication_io import (
     AdjudicationFileReader,
     ArtefactDisputes,
@@ -268,6 +269,7 @@ def adjudications_import(
     """
     locked = _check_adjudicator(actor, session)
     filename = os.path.basename(filename or "")[:255] or "adjudications.jsonl"
+    fileobj = upload_stream(kind=UploadKind.ADJUDICATIONS, fileobj=fileobj, filename=filename)
     artefacts = {a.public_id: a for a in locked.artefacts.select_related("task", "output")}
     by_pk = dispute_catalogue(list(artefacts.values()))
     catalogue = {public_id: by_pk[a.pk] for public_id, a in artefacts.items()}

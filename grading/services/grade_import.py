@@ -21,6 +21,7 @@ from audit.services import audit_record
 from charters.models import Role
 from charters.permissions import require_role
 from enterpriseval.errors import ImmutableError, ServiceError
+from enterpriseval.limits import UploadKind, upload_stream
 from grading.grade_io import (
     SECONDS_TOLERANCE,
     GradeFileReader,
@@ -70,6 +71,7 @@ def grades_import(
             "The grading session is closed; it accepts no grades.", field="session"
         )
     filename = os.path.basename(filename or "")[:255] or "grades.jsonl"
+    fileobj = upload_stream(kind=UploadKind.GRADES, fileobj=fileobj, filename=filename)
     artefacts, graders = grade_catalogue(session=locked)
     assignments = {
         (a.artefact.public_id, a.grader.get_username()): a

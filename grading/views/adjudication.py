@@ -19,6 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import upload_status
 from grading.models import GradingSession, SessionArtefact
 from grading.rubric import field_for
 from grading.selectors.adjudication import (
@@ -227,7 +228,9 @@ def adjudication_import_view(request: HttpRequest, key: str, public_id: str) -> 
         )
     except ServiceError as error:
         context.update(failure=error.message, errors=error.details, filename=upload.name)
-        return render(request, "grading/adjudication_import.html", context, status=400)
+        return render(
+            request, "grading/adjudication_import.html", context, status=upload_status(error)
+        )
     messages.success(
         request,
         f"Imported {upload.name}: {result.adjudicated} final value(s) recorded on "

@@ -17,6 +17,7 @@ from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import upload_status
 from grading.models import GradingSession, SampleDesign, SessionStatus
 from grading.selectors.sessions import (
     SessionChoices,
@@ -242,7 +243,7 @@ def session_import_view(request: HttpRequest, key: str, public_id: str) -> HttpR
         )
     except ServiceError as error:
         context.update(failure=error.message, errors=error.details, filename=upload.name)
-        return render(request, "grading/session_import.html", context, status=400)
+        return render(request, "grading/session_import.html", context, status=upload_status(error))
     messages.success(
         request,
         f"Imported {upload.name}: {result.submitted} submitted, {result.drafts} saved as drafts, "

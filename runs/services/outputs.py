@@ -29,6 +29,7 @@ from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
 from enterpriseval.errors import ServiceError
 from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
+from enterpriseval.limits import UploadKind, upload_stream
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus, Trajectory, Unit
 from runs.output_import import OutputFileReader, OutputRecord
 from runs.segment import UnitSpec, build_units, units_from_sentences
@@ -70,6 +71,7 @@ def output_import(
     require_role(actor, use_case, IMPORT_ROLES)
     _check_run_inputs(use_case, configuration, task_set, split, repeats)
     filename = os.path.basename(filename or "")[:255] or "outputs.jsonl"
+    fileobj = upload_stream(kind=UploadKind.OUTPUTS, fileobj=fileobj, filename=filename)
     gold, permitted, elsewhere = _task_catalogue(task_set, split)
 
     now = timezone.now()
