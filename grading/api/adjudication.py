@@ -240,6 +240,10 @@ class OutcomeOutput(serializers.Serializer[Any]):
     not_asked = FieldRefOutput(
         many=True, help_text="Left pending: the grader taken was not asked these fields."
     )
+    moot = FieldRefOutput(
+        many=True,
+        help_text="Closed: a dependent field no longer asked given its parent's final value.",
+    )
     pending = serializers.IntegerField(help_text="The artefact's fields still pending.")
 
 
@@ -278,6 +282,7 @@ def _outcome(
     data = {
         "recorded": outcome.recorded,
         "not_asked": [{"unit_key": k, "field": f} for k, f in outcome.not_asked],
+        "moot": [{"unit_key": k, "field": f} for k, f in outcome.moot],
         "pending": item.pending if item is not None else 0,
     }
     return Response(OutcomeOutput(data).data, status=status.HTTP_201_CREATED)

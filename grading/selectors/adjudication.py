@@ -275,9 +275,9 @@ def artefact_neighbours(*, session: GradingSession, public_id: str) -> Neighbour
     disputed: set[str] = set()
     pending: set[str] = set()
     for values in submitted_field_values(artefacts):
-        if not values.agreed:
+        if values.disputed:
             disputed.add(by_pk[values.artefact_id])
-            if values.adjudicated is None:
+            if values.pending:
                 pending.add(by_pk[values.artefact_id])
     earlier = [p for p in disputed if p < public_id]
     following = sorted(p for p in pending if p > public_id) + sorted(
@@ -358,7 +358,7 @@ def _disputes_of(
     """Return the disputes of each artefact that has any (by pk), and their units."""
     disputed: dict[int, list[FieldValues]] = defaultdict(list)
     for values in submitted_field_values(artefacts):
-        if not values.agreed:
+        if values.disputed:  # a moot field is neither shown nor offered
             disputed[values.artefact_id].append(values)
     chosen = [a for a in artefacts if a.pk in disputed]
     if not chosen:
