@@ -86,7 +86,9 @@ def test_take_records_a_graders_value_for_every_other_field_then_moves_on(gradin
     grade_apart(first)
     grade_apart(second)
     client = browser(grading_world.adjudicator)
-    response = client.post(item_url(grading_world, first), {"s2|supported": "not", "take": "2"})
+    response = client.post(
+        item_url(grading_world, first), {"s2|assertive": "Y", "s2|supported": "not", "take": "2"}
+    )
     assert response.status_code == 302
     assert response["Location"] == item_url(grading_world, second)
     assert finals(first)[("s2", "supported")] == "not"
@@ -94,15 +96,13 @@ def test_take_records_a_graders_value_for_every_other_field_then_moves_on(gradin
     page = client.get(response["Location"]).content.decode()
     assert "here is the next one with a disagreement" in page
     assert f'href="{item_url(grading_world, first)}" rel="prev"' in page
+    # Grader 2 calls s2 not assertive: taking Grader 2 closes s2 supported, no longer asked.
     response = client.post(item_url(grading_world, second), {"take": "2"})
-    assert response["Location"] == item_url(grading_world, second)  # s2 supported is left
-    assert "Left pending (that grader was not asked them): s2 supported." in (
-        client.get(response["Location"]).content.decode()
-    )
-    response = client.post(item_url(grading_world, second), {"s2|supported": "fully"})
     queue = reverse("grading-adjudication-queue", args=args(grading_world))
     assert response["Location"] == queue
-    assert "Every disagreement of this session is resolved." in client.get(queue).content.decode()
+    page = client.get(queue).content.decode()
+    assert "No longer asked, given the final values: s2 supported." in page
+    assert "Every disagreement of this session is resolved." in page
 
 
 def test_the_queue_links_the_file_out_and_in_and_the_next_artefact(grading_world):
