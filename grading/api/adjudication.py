@@ -352,9 +352,11 @@ class AdjudicationTakeApi(APIView):
         operation_id="grading_session_adjudication_take",
         description=(
             'Named adjudicators only. fields "all": every pending field of the artefact (a '
-            "field Grader N was not asked stays pending and is listed in not_asked); a list: "
-            "those fields, each refused if not pending or not asked of Grader N. All or "
-            "nothing."
+            "field Grader N was not asked stays pending and is listed in not_asked, unless "
+            "the parent value taken no longer asks it: then it is closed and listed in moot); "
+            "a list: those fields, each refused if not pending or not asked of Grader N. A "
+            "dependent field (supported, severity) is taken only with or after its parent. "
+            "All or nothing."
         ),
     )
     def post(self, request: Request, key: str, public_id: str, artefact_id: str) -> Response:
