@@ -31,6 +31,7 @@ from grading.models import (
     OversightStudy,
     SessionArtefact,
 )
+from grading.selectors.adjudication import dispute_catalogue
 from grading.selectors.agreement import AgreementReport, agreement_report
 from grading.selectors.artefacts import submitted_field_values
 from grading.selectors.oversight import OversightResults, oversight_results
@@ -335,7 +336,7 @@ def _adjudicate(
         .order_by("pk")
     )
     by_pk = {a.pk: a for a in artefacts}
-    disputes = [fv for fv in submitted_field_values(artefacts) if not fv.agreed]
+    disputes = [fv for fv in submitted_field_values(artefacts) if fv.disputed]
     done = pending = 0
     guidance = make_grades.task_guidance()
     for fv in disputes:
@@ -353,6 +354,8 @@ def _adjudicate(
         truth = make_grades.true_grades(record, guidance[artefact.task.external_id])
         value = truth.get(fv.unit_key, {}).get(fv.field)
         if value is None:  # e.g. "supported" of a sentence that is truly not assertive
+            if dispute_catalogue([artefact])[artefact.pk].is_moot(fv.unit_key, fv.field):
+                continue  # its parent was just adjudicated to a value that does not ask it
             value = next(v for v in fv.values.values() if v is not None)
         adjudication_record(
             actor=adjudicator,  # type: ignore[arg-type]

@@ -15,17 +15,19 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from types import MappingProxyType
 from typing import Any, BinaryIO
 
 from enterpriseval.jsonl import DEFAULT_MAX_ERRORS, JsonlReader, JsonlReport, unstorable_text
 from enterpriseval.values import json_kind, json_shown
-from grading.rubric import field_for
+from grading.rubric import DEPENDS_ON, asking_values, field_for, is_moot
 
 FIELDS = ("artefact", "unit_key", "field", "value", "note")
 #: Written by the export to help an adjudicator fill the file offline; ignored by an import.
 EXPORT_FIELDS = ("task_id", "question", "choices", "grader_values", "unit_text")
 MAX_LINE_BYTES = 256 * 1024
 MAX_NOTE_LENGTH = 4000
+EMPTY: Mapping[tuple[str, str], str] = MappingProxyType({})
 
 __all__ = [
     "AdjudicationFileReader",
@@ -35,6 +37,7 @@ __all__ = [
     "Problem",
     "ProblemKind",
     "choice_problem",
+    "dependency_problem",
     "dump_line",
 ]
 
@@ -68,10 +71,69 @@ class ArtefactDisputes:
     graded: Mapping[tuple[str, str], tuple[str | None, ...]]
     final: Mapping[tuple[str, str], str]
 
+    def final_value(
+        self, unit_key: str, field: str, chosen: Mapping[tuple[str, str], str] = EMPTY
+    ) -> str | None:
+        """Return the field's final value: ``chosen`` in this step, adjudicated, or agreed."""
+        key = (unit_key, field)
+        if key in chosen:
+            return chosen[key]
+        if key in self.final:
+            return self.final[key]
+        values = self.graded.get(key)
+        return values[0] if values and len(set(values)) == 1 else None
+
+    def is_moot(
+        self, unit_key: str, field: str, chosen: Mapping[tuple[str, str], str] = EMPTY
+    ) -> bool:
+        """Return whether the parent's final value (``chosen`` included) no longer asks it."""
+        parent = DEPENDS_ON.get(field)
+        if parent is None:
+            return False
+        return is_moot(field, {parent: self.final_value(unit_key, parent, chosen)})
+
     def is_pending(self, unit_key: str, field: str) -> bool:
         values = self.graded.get((unit_key, field))
         disputed = values is not None and len(set(values)) > 1
-        return disputed and (unit_key, field) not in self.final
+        return (
+            disputed and (unit_key, field) not in self.final and not self.is_moot(unit_key, field)
+        )
+
+
+def dependency_problem(
+    disputes: ArtefactDisputes,
+    unit_key: str,
+    field: str,
+    chosen: Mapping[tuple[str, str], str],
+) -> Problem | None:
+    """Return why a dependent field may not be given a final value now, or None.
+
+    ``chosen``: every final value given in the same step (a page, a take, a file). A
+    dependent field (``supported``, ``severity``) is adjudicated only once its parent's final
+    value — already final or chosen in the same step — asks for it.
+    """
+    parent = DEPENDS_ON.get(field)
+    if parent is None:
+        return None
+    final = disputes.final_value(unit_key, parent, chosen)
+    if final is not None:
+        if not is_moot(field, {parent: final}):
+            return None
+        return Problem(
+            ProblemKind.CONFLICT,
+            "field",
+            f"{unit_key} {field} is not asked once {unit_key} {parent} is {final!r}; "
+            "there is nothing to adjudicate.",
+        )
+    if disputes.is_pending(unit_key, parent):
+        return Problem(
+            ProblemKind.CONFLICT,
+            "field",
+            f"{unit_key} {field} is asked only if {unit_key} {parent} is "
+            f"{' or '.join(asking_values(field))}, and {parent} is still disputed: choose "
+            f"{unit_key} {parent} first, or in the same step.",
+        )
+    return None
 
 
 def choice_problem(
@@ -110,6 +172,8 @@ def choice_problem(
             "field",
             f"The graders agree on {unit_key} {field}; there is nothing to adjudicate.",
         )
+    if (unit_key, field) not in disputes.final and disputes.is_moot(unit_key, field):
+        return dependency_problem(disputes, unit_key, field, EMPTY)
     if (unit_key, field) in disputes.final:
         return Problem(
             ProblemKind.FINAL,

@@ -20,6 +20,9 @@ artefact       ``value_add``    0 / 1 / 2                              0 1 2    
 
 ``supported`` is asked only of assertive sentences and ``severity`` only of guidance items
 graded TP or FN (a breach): a grade that is not asked is neither required nor kept.
+:data:`DEPENDS_ON` names each such field's parent. Once the parent's final value (agreed or
+adjudicated) does not ask for the dependent field, the field is *moot* (:func:`is_moot`): not
+pending, not adjudicated, not a final label, whatever the graders who answered it said.
 
 The human labels map onto the judge's stored criteria (``runs.judges.rubric``) so that judge
 and human can be compared unit by unit (SPEC §5.2): :func:`criterion_scores`.
@@ -173,6 +176,31 @@ def field_for(unit_key: str, field: str) -> Field:
     if spec.unit_kind != kind:
         raise ValueError(f"field: {field!r} is not asked of a {kind.replace('_', ' ')}")
     return spec
+
+
+#: A dependent field → the field whose value decides whether it is asked.
+DEPENDS_ON: Mapping[str, str] = MappingProxyType({"supported": "assertive", "severity": "guidance"})
+
+
+def asking_values(field: str) -> tuple[str, ...]:
+    """Return the values of ``field``'s parent that ask for it (empty: not a dependent field)."""
+    parent = DEPENDS_ON.get(field)
+    if parent is None:
+        return ()
+    return tuple(v for v in FIELDS_BY_NAME[parent].values if is_asked(field, {parent: v}))
+
+
+def is_moot(field: str, finals: Mapping[str, str | None]) -> bool:
+    """Return whether ``field`` is no longer asked given its unit's final values ``finals``.
+
+    A field is moot when its parent (:data:`DEPENDS_ON`) has a final value that does not ask
+    for it; a parent with no final value yet (still disputed) leaves it open.
+    """
+    parent = DEPENDS_ON.get(field)
+    if parent is None:
+        return False
+    final = finals.get(parent)
+    return final is not None and not is_asked(field, {parent: final})
 
 
 def is_asked(field: str, unit_grades: Mapping[str, str]) -> bool:

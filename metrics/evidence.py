@@ -166,6 +166,8 @@ def _final_labels(
     by_artefact: dict[int, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
     undecided: set[int] = set()
     for value in submitted_field_values(artefacts):
+        if value.moot:  # not asked given its parent's final value: no label
+            continue
         if value.final is None:
             undecided.add(value.artefact_id)
         else:

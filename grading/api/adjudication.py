@@ -240,6 +240,10 @@ class OutcomeOutput(serializers.Serializer[Any]):
     not_asked = FieldRefOutput(
         many=True, help_text="Left pending: the grader taken was not asked these fields."
     )
+    moot = FieldRefOutput(
+        many=True,
+        help_text="Closed: a dependent field no longer asked given its parent's final value.",
+    )
     pending = serializers.IntegerField(help_text="The artefact's fields still pending.")
 
 
@@ -278,6 +282,7 @@ def _outcome(
     data = {
         "recorded": outcome.recorded,
         "not_asked": [{"unit_key": k, "field": f} for k, f in outcome.not_asked],
+        "moot": [{"unit_key": k, "field": f} for k, f in outcome.moot],
         "pending": item.pending if item is not None else 0,
     }
     return Response(OutcomeOutput(data).data, status=status.HTTP_201_CREATED)
@@ -347,9 +352,11 @@ class AdjudicationTakeApi(APIView):
         operation_id="grading_session_adjudication_take",
         description=(
             'Named adjudicators only. fields "all": every pending field of the artefact (a '
-            "field Grader N was not asked stays pending and is listed in not_asked); a list: "
-            "those fields, each refused if not pending or not asked of Grader N. All or "
-            "nothing."
+            "field Grader N was not asked stays pending and is listed in not_asked, unless "
+            "the parent value taken no longer asks it: then it is closed and listed in moot); "
+            "a list: those fields, each refused if not pending or not asked of Grader N. A "
+            "dependent field (supported, severity) is taken only with or after its parent. "
+            "All or nothing."
         ),
     )
     def post(self, request: Request, key: str, public_id: str, artefact_id: str) -> Response:

@@ -30,10 +30,12 @@ from grading.models import (
 )
 from grading.rubric import (
     CITED_CHUNK,
+    DEPENDS_ON,
     FIELDS,
     GUIDANCE_ITEM,
     KEY_ELEMENT,
     SENTENCE,
+    asking_values,
     field_for,
     unit_kind_of,
 )
@@ -123,6 +125,10 @@ class Dispute:
     adjudicator: str
     adjudicated_at: datetime | None
     note: str
+    #: A dependent field whose parent is pending on the same artefact: the parent field, and
+    #: the parent's values that ask for this one (offered only once the parent's choice does).
+    depends_on: str = ""
+    asked_when: tuple[str, ...] = ()
 
     @property
     def pending(self) -> bool:
@@ -275,9 +281,9 @@ def artefact_neighbours(*, session: GradingSession, public_id: str) -> Neighbour
     disputed: set[str] = set()
     pending: set[str] = set()
     for values in submitted_field_values(artefacts):
-        if not values.agreed:
+        if values.disputed:
             disputed.add(by_pk[values.artefact_id])
-            if values.adjudicated is None:
+            if values.pending:
                 pending.add(by_pk[values.artefact_id])
     earlier = [p for p in disputed if p < public_id]
     following = sorted(p for p in pending if p > public_id) + sorted(
@@ -358,7 +364,7 @@ def _disputes_of(
     """Return the disputes of each artefact that has any (by pk), and their units."""
     disputed: dict[int, list[FieldValues]] = defaultdict(list)
     for values in submitted_field_values(artefacts):
-        if not values.agreed:
+        if values.disputed:  # a moot field is neither shown nor offered
             disputed[values.artefact_id].append(values)
     chosen = [a for a in artefacts if a.pk in disputed]
     if not chosen:
@@ -382,8 +388,10 @@ def _disputes_of(
             disputed[artefact.pk],
             key=lambda v: (order.get(v.unit_key, len(order)), FIELD_ORDER.get(v.field, 0)),
         )
+        waiting = {(v.unit_key, v.field) for v in rows if v.pending}
         result[artefact.pk] = tuple(
-            _dispute(v, by_key, artefact.task_id, gold, graders, records.get(_key(v))) for v in rows
+            _dispute(v, by_key, artefact.task_id, gold, graders, records.get(_key(v)), waiting)
+            for v in rows
         )
     return result, units
 
@@ -399,6 +407,7 @@ def _dispute(
     gold: _Gold,
     graders: dict[int, int],
     record: tuple[str, datetime, str] | None,
+    waiting: set[tuple[str, str]],
 ) -> Dispute:
     spec = field_for(values.unit_key, values.field)
     labels = dict(zip(spec.values, spec.labels, strict=True))
@@ -416,6 +425,9 @@ def _dispute(
     )
     username, adjudicated_at, note = record if record is not None else ("", None, "")
     final = values.adjudicated
+    parent = DEPENDS_ON.get(values.field, "")
+    if final is not None or (values.unit_key, parent) not in waiting:
+        parent = ""
     return Dispute(
         unit_key=values.unit_key,
         unit_kind=kind,
@@ -430,6 +442,8 @@ def _dispute(
         adjudicator=username,
         adjudicated_at=adjudicated_at,
         note=note,
+        depends_on=parent,
+        asked_when=asking_values(values.field) if parent else (),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import Http404
@@ -18,7 +18,7 @@ from grading.models import (
     Grade,
     SessionArtefact,
 )
-from grading.rubric import ARTEFACT_KEY, is_asked
+from grading.rubric import ARTEFACT_KEY, is_asked, is_moot
 from runs.models import Unit
 from runs.segment import build_units
 
@@ -150,13 +150,28 @@ class FieldValues:
     field: str
     values: dict[int, str | None]  # assignment pk → value (None: not asked of that grader)
     adjudicated: str | None
+    #: Not asked given the final value of its parent field (``grading.rubric.is_moot``): no
+    #: final value, nothing to adjudicate, whatever the graders said.
+    moot: bool = False
 
     @property
     def agreed(self) -> bool:
         return len(set(self.values.values())) == 1
 
     @property
+    def disputed(self) -> bool:
+        """The graders disagree on a field that is still asked."""
+        return not self.agreed and not self.moot
+
+    @property
+    def pending(self) -> bool:
+        """Disputed and not adjudicated: the session cannot close while one is."""
+        return self.disputed and self.adjudicated is None
+
+    @property
     def final(self) -> str | None:
+        if self.moot:
+            return None
         if self.adjudicated is not None:
             return self.adjudicated
         return next(iter(self.values.values())) if self.agreed else None
@@ -166,8 +181,9 @@ def submitted_field_values(artefacts: Sequence[SessionArtefact]) -> list[FieldVa
     """Return every (unit, field) graded on artefacts whose assignments are all submitted.
 
     A field one grader answered and another was not asked (``supported`` after "not
-    assertive") counts as a disagreement, with ``None`` for the grader not asked. Three
-    queries whatever the number of artefacts.
+    assertive") counts as a disagreement, with ``None`` for the grader not asked, until its
+    parent field's final value (agreed or adjudicated) decides: if that value does not ask
+    for it, the field is ``moot``. Three queries whatever the number of artefacts.
     """
     ids = [a.pk for a in artefacts]
     assignments: dict[int, list[int]] = defaultdict(list)
@@ -194,12 +210,13 @@ def submitted_field_values(artefacts: Sequence[SessionArtefact]) -> list[FieldVa
     result: list[FieldValues] = []
     for (artefact_id, unit_key), per_assignment in sorted(grades.items()):
         fields = sorted({f for unit in per_assignment.values() for f in unit})
+        unit_values: list[FieldValues] = []
         for field in fields:
             values: dict[int, str | None] = {}
             for assignment_id in sorted(assignments[artefact_id]):
                 unit = per_assignment.get(assignment_id, {})
                 values[assignment_id] = unit.get(field) if is_asked(field, unit) else None
-            result.append(
+            unit_values.append(
                 FieldValues(
                     artefact_id,
                     unit_key,
@@ -208,4 +225,8 @@ def submitted_field_values(artefacts: Sequence[SessionArtefact]) -> list[FieldVa
                     adjudicated.get((artefact_id, unit_key, field)),
                 )
             )
+        finals = {fv.field: fv.final for fv in unit_values}
+        result += [
+            replace(fv, moot=True) if is_moot(fv.field, finals) else fv for fv in unit_values
+        ]
     return result

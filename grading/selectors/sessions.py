@@ -207,7 +207,7 @@ def session_detail(*, session: GradingSession) -> SessionDetail:
         strata=_strata(session, stratum_labels(runs)),
         graders=graders,
         artefacts_complete=len({fv.artefact_id for fv in values}),
-        disputes_pending=sum(1 for fv in values if not fv.agreed and fv.adjudicated is None),
+        disputes_pending=sum(1 for fv in values if fv.pending),
         disputes_adjudicated=sum(1 for fv in values if fv.adjudicated is not None),
     )
 
@@ -493,6 +493,8 @@ def grades_final_export(
         complete.add(fv.artefact_id)
         if fv.adjudicated is not None:
             adjudicated[fv.artefact_id].append([fv.unit_key, fv.field])
+        if fv.moot:
+            continue
         if fv.final is None:
             disputed[fv.artefact_id].append([fv.unit_key, fv.field])
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import BinaryIO, Literal
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -27,11 +27,13 @@ from grading.adjudication_io import (
     Problem,
     ProblemKind,
     choice_problem,
+    dependency_problem,
 )
 from grading.models import Adjudication, GradingSession, SessionArtefact, SessionStatus
 from grading.selectors.adjudication import dispute_catalogue
 
 ALL: Literal["all"] = "all"
+Problem3 = tuple[str, str, Problem]
 _ERRORS: dict[ProblemKind, type[ServiceError]] = {
     ProblemKind.INVALID: ServiceError,
     ProblemKind.CONFLICT: ConflictError,
@@ -51,10 +53,13 @@ class FinalValue:
 
 @dataclass(frozen=True, slots=True)
 class AdjudicationOutcome:
-    """What was recorded, and the fields left pending because the grader taken was not asked."""
+    """What was recorded, the fields left pending because the grader taken was not asked,
+    and the dependent fields closed as moot (their parent's final value no longer asks them).
+    """
 
     recorded: list[Adjudication]
     not_asked: list[tuple[str, str]]
+    moot: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _check_adjudicator(actor: AbstractBaseUser, session: GradingSession) -> GradingSession:
@@ -85,9 +90,18 @@ def _refuse(problems: Sequence[tuple[str, str, Problem]]) -> None:
 
 
 def _taken(
-    disputes: ArtefactDisputes, grader: int, fields: Sequence[tuple[str, str]] | Literal["all"]
-) -> tuple[list[FinalValue], list[tuple[str, str]], list[tuple[str, str, Problem]]]:
-    """Return grader ``grader``'s values of ``fields`` (or every pending field)."""
+    disputes: ArtefactDisputes,
+    grader: int,
+    fields: Sequence[tuple[str, str]] | Literal["all"],
+    chosen: Sequence[FinalValue] = (),
+) -> tuple[list[FinalValue], list[tuple[str, str]], list[tuple[str, str]], list[Problem3]]:
+    """Return grader ``grader``'s values of ``fields`` (or every pending field).
+
+    Returns the values taken, the fields left pending because the grader was not asked
+    them, the dependent fields made moot by the values taken (or by ``chosen``, the values
+    given in the same step), and the problems. A dependent field the grader was not asked
+    because of their own parent value is moot once that value is taken.
+    """
     counts = {len(values) for values in disputes.graded.values()}
     graders = max(counts, default=0)
     if not 1 <= grader <= max(graders, 1):
@@ -95,30 +109,60 @@ def _taken(
             f"grader: there is no Grader {grader} on this artefact (its graders: 1 to {graders}).",
             field="grader",
         )
+    given = {(v.unit_key, v.field) for v in chosen}
     wanted = (
-        sorted(key for key in disputes.graded if disputes.is_pending(*key))
+        sorted(key for key in disputes.graded if disputes.is_pending(*key) and key not in given)
         if fields == ALL
         else list(fields)
     )
     values: list[FinalValue] = []
-    not_asked: list[tuple[str, str]] = []
-    problems: list[tuple[str, str, Problem]] = []
-    for unit_key, field in wanted:
-        given = disputes.graded.get((unit_key, field))
-        value = given[grader - 1] if given is not None and grader <= len(given) else None
-        if given is not None and value is None:
-            if fields == ALL:
-                not_asked.append((unit_key, field))
-                continue
-            problem = Problem(
-                ProblemKind.INVALID,
-                "grader",
-                f"Grader {grader} was not asked {unit_key} {field}; choose its final value.",
-            )
-            problems.append((unit_key, field, problem))
+    unanswered: list[tuple[str, str]] = []
+    problems: list[Problem3] = []
+    for unit_key, field_name in wanted:
+        answers = disputes.graded.get((unit_key, field_name))
+        value = answers[grader - 1] if answers is not None and grader <= len(answers) else None
+        if answers is not None and value is None:
+            unanswered.append((unit_key, field_name))
             continue
-        values.append(FinalValue(unit_key, field, value or ""))
-    return values, not_asked, problems
+        values.append(FinalValue(unit_key, field_name, value or ""))
+    final = {(v.unit_key, v.field): v.value for v in [*chosen, *values]}
+    moot = [key for key in unanswered if disputes.is_moot(*key, final)]
+    moot += [
+        (v.unit_key, v.field)
+        for v in values
+        if fields == ALL and disputes.is_moot(v.unit_key, v.field, final)
+    ]
+    values = [v for v in values if (v.unit_key, v.field) not in moot]
+    not_asked = [key for key in unanswered if key not in moot]
+    if fields != ALL:
+        problems += [
+            (
+                unit_key,
+                field_name,
+                Problem(
+                    ProblemKind.INVALID,
+                    "grader",
+                    f"Grader {grader} was not asked {unit_key} {field_name}; choose its final "
+                    "value.",
+                ),
+            )
+            for unit_key, field_name in not_asked
+        ]
+        not_asked = []
+    return values, not_asked, moot, problems
+
+
+def _problems(disputes: ArtefactDisputes, values: Sequence[FinalValue]) -> list[Problem3]:
+    """Check every value, its dependent fields against the final values of the same step."""
+    final = {(v.unit_key, v.field): v.value for v in values}
+    problems: list[Problem3] = []
+    for v in values:
+        problem = choice_problem(disputes, v.unit_key, v.field, v.value) or dependency_problem(
+            disputes, v.unit_key, v.field, final
+        )
+        if problem is not None:
+            problems.append((v.unit_key, v.field, problem))
+    return problems
 
 
 def _write(
@@ -181,11 +225,7 @@ def adjudications_record(
     session = _check_adjudicator(actor, artefact.session)
     disputes = dispute_catalogue([artefact])[artefact.pk]
     chosen = list(values)
-    problems = [
-        (v.unit_key, v.field, problem)
-        for v in chosen
-        if (problem := choice_problem(disputes, v.unit_key, v.field, v.value)) is not None
-    ]
+    problems: list[Problem3] = []
     seen: set[tuple[str, str]] = set()
     for v in chosen:
         if (v.unit_key, v.field) in seen:
@@ -200,15 +240,32 @@ def adjudications_record(
             )
         seen.add((v.unit_key, v.field))
     not_asked: list[tuple[str, str]] = []
+    moot: list[tuple[str, str]] = []
     if take_rest_from is not None:
-        taken, not_asked, _none = _taken(disputes, take_rest_from, ALL)
-        chosen += [v for v in taken if (v.unit_key, v.field) not in seen]
-        not_asked = [key for key in not_asked if key not in seen]
+        taken, not_asked, moot, _none = _taken(disputes, take_rest_from, ALL, chosen)
+        chosen += taken
+    problems += _problems(disputes, chosen)
     _refuse(problems)
     if not chosen:
         raise ServiceError("Choose a final value for at least one pending field.", field="values")
     recorded = _write(actor, session, artefact, disputes, chosen, via=via)
-    return AdjudicationOutcome(recorded, not_asked)
+    moot += _made_moot(disputes, chosen, moot)
+    return AdjudicationOutcome(recorded, not_asked, moot)
+
+
+def _made_moot(
+    disputes: ArtefactDisputes, chosen: Sequence[FinalValue], known: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """Return the pending fields the values ``chosen`` close as moot, besides ``known``."""
+    final = {(v.unit_key, v.field): v.value for v in chosen}
+    return [
+        key
+        for key in sorted(disputes.graded)
+        if key not in known
+        and key not in final
+        and disputes.is_pending(*key)
+        and disputes.is_moot(*key, final)
+    ]
 
 
 @transaction.atomic
@@ -227,13 +284,9 @@ def adjudication_take(
     """
     session = _check_adjudicator(actor, artefact.session)
     disputes = dispute_catalogue([artefact])[artefact.pk]
-    values, not_asked, problems = _taken(disputes, grader, fields)
+    values, not_asked, moot, problems = _taken(disputes, grader, fields)
     values = [FinalValue(v.unit_key, v.field, v.value, note) for v in values]
-    problems += [
-        (v.unit_key, v.field, problem)
-        for v in values
-        if (problem := choice_problem(disputes, v.unit_key, v.field, v.value)) is not None
-    ]
+    problems += _problems(disputes, values)
     _refuse(problems)
     if not values:
         raise ConflictError(
@@ -241,7 +294,8 @@ def adjudication_take(
             field="fields",
         )
     recorded = _write(actor, session, artefact, disputes, values, via=f"take Grader {grader}")
-    return AdjudicationOutcome(recorded, not_asked)
+    moot += _made_moot(disputes, values, moot)
+    return AdjudicationOutcome(recorded, not_asked, moot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,10 +329,20 @@ def adjudications_import(
     catalogue = {public_id: by_pk[a.pk] for public_id, a in artefacts.items()}
     reader = AdjudicationFileReader(fileobj, artefacts=catalogue)
     chosen: dict[str, list[FinalValue]] = defaultdict(list)
+    lines: dict[tuple[str, str, str], int] = {}
     for record in reader:
         chosen[record.artefact].append(
             FinalValue(record.unit_key, record.field, record.value, record.note)
         )
+        lines[(record.artefact, record.unit_key, record.field)] = record.line
+    for public_id, values in chosen.items():
+        final = {(v.unit_key, v.field): v.value for v in values}
+        for v in values:
+            problem = dependency_problem(catalogue[public_id], v.unit_key, v.field, final)
+            if problem is not None:
+                reader.add_error(
+                    lines[(public_id, v.unit_key, v.field)], problem.field, problem.message
+                )
     report = reader.report()
     if not report.ok:
         raise ServiceError(report.refusal(filename), field="file", details=report.details())

@@ -173,6 +173,9 @@ def _after_record(
     if outcome.not_asked:
         listed = ", ".join(f"{k} {f}" for k, f in outcome.not_asked)
         messages.info(request, f"Left pending (that grader was not asked them): {listed}.")
+    if outcome.moot:
+        listed = ", ".join(f"{k} {f}" for k, f in outcome.moot)
+        messages.info(request, f"No longer asked, given the final values: {listed}.")
     item = adjudication_item(session=session, artefact_public_id=artefact.public_id)
     if item is not None and item.pending:
         return redirect("grading-adjudication-item", key, session.public_id, artefact.public_id)

@@ -16,6 +16,7 @@ from gates.models import Decision
 from gates.services import decision_create
 from grading.models import Assignment
 from grading.rubric import FIELDS_BY_NAME
+from grading.services.adjudication import adjudication_take
 from grading.services.grades import assignment_submit
 from grading.services.oversight import oversight_study_create
 from grading.services.sessions import session_create
@@ -248,3 +249,27 @@ def test_graders_never_record_a_decision_even_holding_the_reviewer_role(decidabl
     with pytest.raises(PermissionDenied):
         create(world, judge, actor=world.model_owner)
     assert not Decision.objects.exists()
+
+
+def test_a_session_whose_not_assertive_sentences_were_taken_is_closed_and_decided(open_world):
+    """The last grader calls every sentence not assertive (so is not asked "supported"); taking
+    that grader's values resolves the artefact: "supported" is moot, not a pending dispute."""
+    world, judge, left = open_world
+    fill(
+        left,
+        choose=lambda unit_key, field: (
+            "N" if field == "assertive" else (FIELDS_BY_NAME[field].values[0])
+        ),
+    )
+    assignment_submit(actor=left.grader, assignment=left)
+    ordered = list(
+        Assignment.objects.filter(artefact=left.artefact)
+        .order_by("public_id")
+        .values_list("pk", flat=True)
+    )
+    outcome = adjudication_take(
+        actor=world.adjudicator, artefact=left.artefact, grader=ordered.index(left.pk) + 1
+    )
+    assert outcome.moot and all(field == "supported" for _key, field in outcome.moot)
+    decision = create(world, judge)
+    assert decision.session == world.session

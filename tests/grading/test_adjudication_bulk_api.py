@@ -79,8 +79,11 @@ def test_take_grader_two_for_listed_fields_and_the_not_asked_refusal(grading_wor
     assert again.status_code == 409
     assert again.json()["error"]["code"] == "immutable"
     everything = client.post(take, {"grader": 2, "fields": "all"}, format="json").json()
-    assert everything["not_asked"] == [{"unit_key": "s2", "field": "supported"}]
-    assert everything["pending"] == 1
+    assert everything["not_asked"] == []
+    assert everything["moot"] == [{"unit_key": "s2", "field": "supported"}]
+    assert everything["pending"] == 0
+    assert ("s2", "supported") not in finals(artefact)
+    assert finals(artefact)[("s2", "assertive")] == "N"
 
 
 def test_bad_take_requests_get_the_one_error_shape(grading_world):
@@ -125,10 +128,17 @@ def test_the_artefact_endpoint_records_several_values_and_the_rest_from_a_grader
     artefact = first(grading_world)
     grade_apart(artefact)
     client = api(grading_world.adjudicator)
-    body = {
-        "values": [{"unit_key": "s2", "field": "supported", "value": "partially", "note": "n"}],
-        "take_rest_from": 2,
-    }
+    supported = {"unit_key": "s2", "field": "supported", "value": "partially", "note": "n"}
+    contradicted = client.post(
+        urls(grading_world, artefact)["artefact"],
+        {"values": [supported], "take_rest_from": 2},  # Grader 2: s2 not assertive
+        format="json",
+    )
+    assert contradicted.status_code == 409
+    assert "not asked once s2 assertive is 'N'" in contradicted.json()["error"]["message"]
+    assert not finals(artefact)
+    assertive = {"unit_key": "s2", "field": "assertive", "value": "Y"}
+    body = {"values": [assertive, supported], "take_rest_from": 2}
     response = client.post(urls(grading_world, artefact)["artefact"], body, format="json")
     assert response.status_code == 201
     assert response.json()["pending"] == 0
@@ -153,7 +163,7 @@ def test_the_export_and_the_import_round_trip_with_line_numbered_errors(grading_
     assert refused.json()["error"]["details"][0]["field"] in ("value", "field")
     assert not Adjudication.objects.exists()
     for line in lines:
-        line["value"] = line["choices"][-1]
+        line["value"] = "Y" if line["field"] == "assertive" else line["choices"][-1]
     upload = SimpleUploadedFile("mine.jsonl", b"".join(dump_line(line) for line in lines))
     response = client.post(urls(grading_world)["import"], {"file": upload}, format="multipart")
     assert response.status_code == 200, response.json()

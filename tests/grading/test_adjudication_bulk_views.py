@@ -86,7 +86,9 @@ def test_take_records_a_graders_value_for_every_other_field_then_moves_on(gradin
     grade_apart(first)
     grade_apart(second)
     client = browser(grading_world.adjudicator)
-    response = client.post(item_url(grading_world, first), {"s2|supported": "not", "take": "2"})
+    response = client.post(
+        item_url(grading_world, first), {"s2|assertive": "Y", "s2|supported": "not", "take": "2"}
+    )
     assert response.status_code == 302
     assert response["Location"] == item_url(grading_world, second)
     assert finals(first)[("s2", "supported")] == "not"
@@ -94,15 +96,13 @@ def test_take_records_a_graders_value_for_every_other_field_then_moves_on(gradin
     page = client.get(response["Location"]).content.decode()
     assert "here is the next one with a disagreement" in page
     assert f'href="{item_url(grading_world, first)}" rel="prev"' in page
+    # Grader 2 calls s2 not assertive: taking Grader 2 closes s2 supported, no longer asked.
     response = client.post(item_url(grading_world, second), {"take": "2"})
-    assert response["Location"] == item_url(grading_world, second)  # s2 supported is left
-    assert "Left pending (that grader was not asked them): s2 supported." in (
-        client.get(response["Location"]).content.decode()
-    )
-    response = client.post(item_url(grading_world, second), {"s2|supported": "fully"})
     queue = reverse("grading-adjudication-queue", args=args(grading_world))
     assert response["Location"] == queue
-    assert "Every disagreement of this session is resolved." in client.get(queue).content.decode()
+    page = client.get(queue).content.decode()
+    assert "No longer asked, given the final values: s2 supported." in page
+    assert "Every disagreement of this session is resolved." in page
 
 
 def test_the_queue_links_the_file_out_and_in_and_the_next_artefact(grading_world):
@@ -154,3 +154,30 @@ def test_only_the_named_adjudicator_uploads(grading_world):
     for user in (grading_world.owner, grading_world.reviewer, grading_world.graders[0]):
         assert browser(user).get(url).status_code == 403
     assert browser(grading_world.outsider).get(url).status_code == 404
+
+
+def test_the_page_offers_s2_supported_only_while_s2_assertive_may_ask_it(grading_world):
+    first, second = ordered(grading_world)[:2]
+    grade_apart(first)
+    grade_apart(second)
+    client = browser(grading_world.adjudicator)
+    html = client.get(item_url(grading_world, first)).content.decode()
+    assert (
+        'data-unit="s2" data-field="supported" data-depends-on="assertive" data-asked-when="Y"'
+        in html
+    )
+    assert "Asked only if s2 assertive is Y" in html
+    # Chosen together, contradicting each other: refused, nothing recorded, the reason shown.
+    refused = client.post(
+        item_url(grading_world, first), {"s2|assertive": "N", "s2|supported": "fully"}
+    )
+    assert refused.status_code == 409
+    assert "s2 supported is not asked once s2 assertive is" in refused.content.decode()
+    assert not finals(first)
+    # Not assertive, chosen alone: s2 supported is closed and gone from the page.
+    response = client.post(item_url(grading_world, first), {"s2|assertive": "N"})
+    assert response["Location"] == item_url(grading_world, first)
+    html = client.get(response["Location"]).content.decode()
+    assert "No longer asked, given the final values: s2 supported." in html
+    assert 'data-field="supported"' not in html
+    assert html.count('class="card dispute is-pending"') == 3

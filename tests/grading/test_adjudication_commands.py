@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 from demo.testing.grading import grade_apart
 from grading.adjudication_io import dump_line
 from grading.models import Adjudication
+from grading.selectors.sessions import session_detail
 
 
 def first(world):
@@ -122,13 +123,18 @@ def test_take_a_graders_values_for_fields_or_all(grading_world):
     ]
     out, _ = run(*base, "--grader", "2", "--field", "s1.relevant", "--note", "cli")
     assert "1 field(s): s1 relevant = N" in out
+    with pytest.raises(CommandError, match="choose s2 assertive first") as raised:
+        run(*base, "--grader", "1", "--field", "s2.supported")
+    assert raised.value.returncode == 2
     out, _ = run(*base, "--grader", "2")
-    assert "Left pending (Grader 2 was not asked): s2 supported." in out
+    assert "s2 assertive = N" in out and "Left pending" not in out
+    assert "No longer asked, given the final values: s2 supported." in out
     with pytest.raises(CommandError, match="already adjudicated") as raised:
         run(*base, "--grader", "1", "--field", "s1.relevant")
     assert raised.value.returncode == 2
     with pytest.raises(CommandError, match=r"--field: expected UNIT_KEY\.FIELD"):
         run(*base, "--grader", "1", "--field", "relevant")
-    out, _ = run(*base, "--grader", "1", "--field", "s2.supported")
-    assert "s2 supported = fully" in out
-    assert Adjudication.objects.filter(artefact=artefact).count() == 5
+    with pytest.raises(CommandError, match="is not asked once s2 assertive is 'N'"):
+        run(*base, "--grader", "1", "--field", "s2.supported")
+    assert Adjudication.objects.filter(artefact=artefact).count() == 4
+    assert session_detail(session=grading_world.session).disputes_pending == 0

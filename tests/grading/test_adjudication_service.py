@@ -13,6 +13,7 @@ from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
 from grading.adjudication_io import dump_line
 from grading.models import Adjudication
 from grading.selectors.adjudication import adjudication_item, adjudications_file
+from grading.selectors.sessions import session_detail
 from grading.services.adjudication import (
     FinalValue,
     adjudication_take,
@@ -130,15 +131,73 @@ def test_taking_grader_one_for_every_pending_field(grading_world):
     assert {e.payload["via"] for e in entries} == {"take Grader 1"}
 
 
-def test_taking_grader_two_leaves_the_field_it_was_not_asked_pending(grading_world):
+def test_taking_the_grader_who_called_s2_not_assertive_closes_s2_supported_as_moot(
+    grading_world,
+):
     artefact = two(grading_world)[0]
     grade_apart(artefact)
     outcome = adjudication_take(actor=grading_world.adjudicator, artefact=artefact, grader=2)
-    assert outcome.not_asked == [("s2", "supported")]
+    assert outcome.not_asked == []
+    assert outcome.moot == [("s2", "supported")]
     assert finals(artefact) == {
         key: second for key, (_first, second) in DISPUTES.items() if second is not None
     }
-    assert pending(grading_world, artefact) == 1
+    assert pending(grading_world, artefact) == 0
+    assert session_detail(session=grading_world.session).disputes_pending == 0
+    with pytest.raises(ConflictError, match="not asked once s2 assertive is 'N'"):
+        adjudication_take(
+            actor=grading_world.adjudicator,
+            artefact=artefact,
+            grader=1,
+            fields=[("s2", "supported")],
+        )
+
+
+def test_taking_the_grader_who_called_s2_assertive_takes_s2_supported_in_the_same_step(
+    grading_world,
+):
+    artefact = two(grading_world)[0]
+    grade_apart(artefact)
+    outcome = adjudication_take(actor=grading_world.adjudicator, artefact=artefact, grader=1)
+    assert outcome.moot == [] and outcome.not_asked == []
+    assert finals(artefact)[("s2", "assertive")] == "Y"
+    assert finals(artefact)[("s2", "supported")] == "fully"
+    assert pending(grading_world, artefact) == 0
+
+
+def test_a_dependent_field_waits_for_its_parent_and_follows_it_per_field(grading_world):
+    artefact = two(grading_world)[0]
+    grade_apart(artefact)
+    with pytest.raises(ConflictError, match="choose s2 assertive first"):
+        adjudication_record(
+            actor=grading_world.adjudicator,
+            artefact=artefact,
+            unit_key="s2",
+            field="supported",
+            value="fully",
+        )
+    with pytest.raises(ConflictError, match="not asked once s2 assertive is 'N'"):
+        adjudications_record(
+            actor=grading_world.adjudicator,
+            artefact=artefact,
+            values=[FinalValue("s2", "assertive", "N"), FinalValue("s2", "supported", "fully")],
+        )
+    assert not Adjudication.objects.exists()
+    adjudication_record(
+        actor=grading_world.adjudicator,
+        artefact=artefact,
+        unit_key="s2",
+        field="assertive",
+        value="Y",
+    )
+    adjudication_record(
+        actor=grading_world.adjudicator,
+        artefact=artefact,
+        unit_key="s2",
+        field="supported",
+        value="partially",
+    )
+    assert finals(artefact)[("s2", "supported")] == "partially"
 
 
 def test_taking_named_fields_and_refusing_one_the_grader_was_not_asked(grading_world):
@@ -180,11 +239,15 @@ def test_the_page_save_with_take_gives_the_other_fields_the_graders_values(gradi
     adjudications_record(
         actor=grading_world.adjudicator,
         artefact=artefact,
-        values=[FinalValue("s2", "supported", "partially")],
+        values=[FinalValue("s2", "assertive", "Y"), FinalValue("s2", "supported", "partially")],
         take_rest_from=2,
     )
     expected = {key: second for key, (_first, second) in DISPUTES.items() if second is not None}
-    assert finals(artefact) == {**expected, ("s2", "supported"): "partially"}
+    assert finals(artefact) == {
+        **expected,
+        ("s2", "assertive"): "Y",
+        ("s2", "supported"): "partially",
+    }
 
 
 def test_only_named_adjudicators_of_an_open_session_record(grading_world):
@@ -350,3 +413,38 @@ def test_the_import_is_for_named_adjudicators(grading_world):
     with pytest.raises(ServiceError, match="named adjudicators"):
         run_import(grading_world, [line(artefact)], actor=grading_world.owner)
     assert not Adjudication.objects.exists()
+
+
+def test_an_import_refuses_a_dependent_field_its_parent_no_longer_asks_naming_the_line(
+    grading_world,
+):
+    artefact = two(grading_world)[0]
+    grade_apart(artefact)
+    lines = [
+        json.loads(raw)
+        for raw in b"".join(adjudications_file(session=grading_world.session)).splitlines()
+    ]
+    for line in lines:
+        line["value"] = {"assertive": "N", "supported": "fully"}.get(
+            line["field"], line["choices"][0]
+        )
+    number = 1 + [line["field"] for line in lines].index("supported")
+    with pytest.raises(ServiceError) as caught:
+        adjudications_import(
+            actor=grading_world.adjudicator,
+            session=grading_world.session,
+            fileobj=io.BytesIO(b"".join(dump_line(line) for line in lines)),
+            filename="mine.jsonl",
+        )
+    assert caught.value.details[0]["line"] == number
+    assert "not asked once s2 assertive is 'N'" in caught.value.details[0]["message"]
+    assert not Adjudication.objects.exists()
+    lines[number - 1]["value"] = None
+    result = adjudications_import(
+        actor=grading_world.adjudicator,
+        session=grading_world.session,
+        fileobj=io.BytesIO(b"".join(dump_line(line) for line in lines)),
+        filename="mine.jsonl",
+    )
+    assert (result.adjudicated, result.left_blank) == (4, 1)
+    assert session_detail(session=grading_world.session).disputes_pending == 0

@@ -10,7 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from demo.testing.grading import DISSENT, fill, grade_apart
-from grading.models import Assignment
+from grading.models import Adjudication, Assignment
+from grading.services.adjudication import adjudication_take
 from grading.services.grades import assignment_submit
 
 
@@ -83,3 +84,17 @@ def test_an_unknown_session_is_refused_naming_the_option(grading_world):
         )
     assert refused.value.returncode == 2
     assert str(refused.value).startswith("--session: no grading session 'nope'")
+
+
+def test_a_session_closes_once_s2_is_adjudicated_not_assertive_without_s2_supported(
+    grading_world,
+):
+    # Grader 1: s2 assertive, fully supported; Grader 2: s2 not assertive (supported not asked).
+    for artefact in grading_world.session.artefacts.all():
+        grade_apart(artefact)
+    for artefact in grading_world.session.artefacts.all():
+        adjudication_take(actor=grading_world.adjudicator, artefact=artefact, grader=2)
+    data = json.loads(status(grading_world, "demo-adjudicator", "--format=json"))
+    assert data["disagreements_pending"] == 0 and data["awaiting_adjudication"] == []
+    assert data["open"] is False
+    assert not Adjudication.objects.filter(field="supported").exists()

@@ -135,3 +135,42 @@ def test_the_estimators_read_the_evidence_as_a_human_only_ratio_below_100_output
     assert estimate.point == pytest.approx(expected)
     assert estimate.n_clusters == int(labeled.sum())
     assert estimate.judge_only is not None
+
+
+def _s1_not_assertive(key: str, field: str) -> str:
+    if (key, field) == ("s1", "assertive"):
+        return "N"
+    return _not_supported(key, field)
+
+
+def test_a_sentence_adjudicated_not_assertive_is_no_unsupported_assertion(db):
+    """Grader 1: s1 assertive and not supported; Grader 2: s1 not assertive (so not asked
+    whether it is supported). Once s1 is adjudicated not assertive, s1 supported is moot: the
+    artefact is labelled, and s1 does not count as an unsupported assertion."""
+    world = make_world()
+    judge = judge_get_or_create(kind="offline")
+    for run in world.runs:
+        judge_run(actor=world.model_owner, run=run, judge=judge, purpose="gated")
+    artefact = world.session.artefacts.order_by("pk").first()
+    for assignment in Assignment.objects.filter(session=world.session).order_by("artefact", "pk"):
+        second = assignment.artefact_id == artefact.pk and assignment.grader != (
+            Assignment.objects.filter(artefact=artefact).order_by("pk").first().grader
+        )
+        fill(assignment, _s1_not_assertive if second else _not_supported)
+        assignment_submit(actor=assignment.grader, assignment=assignment)
+    run = artefact.output.run
+    adjudication_record(
+        actor=world.adjudicator, artefact=artefact, unit_key="s1", field="assertive", value="N"
+    )
+    result = unit_metric_evidence(
+        metric_id="hallucination_rate", run=run, session=world.session, judge=judge
+    )
+    i = list(result.units.output_id).index(artefact.output_id)
+    sentences = Unit.objects.filter(output=artefact.output, kind="sentence").count()
+    assert sentences >= 2
+    assert result.units.labeled[i]
+    # every other sentence: assertive and not supported by both graders; s1: not assertive
+    assert result.units.h_num[i] == sentences - 1
+    assert result.pending == 0
+    moot = [v for v in submitted_field_values([artefact]) if v.moot]
+    assert [(v.unit_key, v.field, v.final) for v in moot] == [("s1", "supported", None)]

@@ -77,3 +77,6 @@ class Command(BaseCommand):
         if outcome.not_asked:
             listed = ", ".join(f"{k} {f}" for k, f in outcome.not_asked)
             self.stdout.write(f"Left pending (Grader {options['grader']} was not asked): {listed}.")
+        if outcome.moot:
+            listed = ", ".join(f"{k} {f}" for k, f in outcome.moot)
+            self.stdout.write(f"No longer asked, given the final values: {listed}.")

@@ -5,6 +5,9 @@
 // 1/2 take Grader 1's/2's value for the field and move on, Shift+1/Shift+2 take it for every
 // remaining field without a choice, a–d choose any allowed value, Delete clears, r goes to
 // the note, s or Ctrl+Enter saves, n/p go to the next/previous artefact, ? toggles the help.
+// A dependent field (s2 supported, asked only of an assertive sentence) whose parent is
+// pending is offered only once the parent's choice asks for it; otherwise it is skipped and
+// its inputs disabled (the server refuses the contradiction anyway).
 (function () {
   "use strict";
 
@@ -17,6 +20,38 @@
     document.querySelectorAll(".adj-take").forEach((element) => {
       element.hidden = false;
     });
+
+    function parentOf(field) {
+      const parent = field.dataset.dependsOn;
+      if (!parent) return null;
+      return fields.find(
+        (each) => each.dataset.unit === field.dataset.unit && each.dataset.field === parent,
+      );
+    }
+
+    function offered(field) {
+      const parent = parentOf(field);
+      if (!parent) return true;
+      const picked = parent.querySelector("input[type=radio]:checked");
+      return picked !== null && field.dataset.askedWhen.split(" ").includes(picked.value);
+    }
+
+    // Enable each dependent field only while its parent's choice asks for it.
+    function sync() {
+      fields.forEach((field) => {
+        const parent = parentOf(field);
+        if (!parent) return;
+        const open = offered(field);
+        const picked = parent.querySelector("input[type=radio]:checked") !== null;
+        field.querySelectorAll("input, textarea").forEach((input) => {
+          input.disabled = !open;
+          if (!open && input.type === "radio") input.checked = false;
+        });
+        field.classList.toggle("is-waiting", !open);
+        const moot = field.querySelector(".adj-moot");
+        if (moot) moot.hidden = open || !picked;
+      });
+    }
 
     function focusField(field) {
       if (!field) return;
@@ -45,24 +80,31 @@
     }
 
     function take(field, grader) {
+      if (!offered(field)) return false;
       const value = graderValue(field, grader);
-      return value !== null && choose(field, value);
+      const taken = value !== null && choose(field, value);
+      sync();
+      return taken;
     }
 
     function move(step) {
-      const index = current ? fields.indexOf(current) + step : step > 0 ? 0 : fields.length - 1;
-      if (index >= 0 && index < fields.length) focusField(fields[index]);
+      const open = fields.filter((field) => field === current || offered(field));
+      const index = current ? open.indexOf(current) + step : step > 0 ? 0 : open.length - 1;
+      if (index >= 0 && index < open.length) focusField(open[index]);
     }
 
     function advance() {
       const index = fields.indexOf(current);
-      const next = fields.slice(index + 1).find((field) => !chosen(field));
+      const next = fields.slice(index + 1).find((field) => offered(field) && !chosen(field));
       if (next) focusField(next);
       else form.querySelector("button[value=save]").focus();
     }
 
+    // In page order, so a parent is taken before the field that depends on it.
     function takeRemaining(grader) {
-      fields.filter((field) => !chosen(field)).forEach((field) => take(field, grader));
+      fields.forEach((field) => {
+        if (!chosen(field)) take(field, grader);
+      });
     }
 
     function save() {
@@ -109,14 +151,16 @@
         move(-1);
       } else if ("abcd".includes(key) && key.length === 1 && current) {
         const input = current.querySelector(`input[data-letter="${key}"]`);
-        if (input) {
+        if (input && !input.disabled) {
           input.checked = true;
+          sync();
           advance();
         }
       } else if ((key === "Delete" || key === "Backspace") && current) {
         current.querySelectorAll("input[type=radio]").forEach((input) => {
           input.checked = false;
         });
+        sync();
       } else if (key === "r" && current) {
         const note = current.querySelector("textarea");
         if (note) note.focus();
@@ -146,7 +190,9 @@
         current = field;
       }
     });
+    form.addEventListener("change", sync);
     document.addEventListener("keydown", onKey);
+    sync();
     if (config.can_adjudicate) focusField(fields[0]);
   }
 
