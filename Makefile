@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard docs-previews docs-screenshots lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard bench-pages docs-previews docs-screenshots lint format
 
 setup: system-packages venv migrate
 
@@ -72,6 +72,7 @@ bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
 	$(PY) -m bench.cases_scorecard
+	$(PY) -m bench.cases_pages
 
 # inspect_ai, the executor benchmark's peer, lives in its own environment (it pins boto3).
 .venv-inspect/.installed: bench/requirements-inspect.txt
@@ -99,6 +100,10 @@ docs-screenshots: venv
 
 bench-scorecard: venv
 	$(PY) -m bench.cases_scorecard
+
+# The decision, comparison and scorecard pages, cold and warm, beside the pages with no cache.
+bench-pages: venv
+	$(PY) -m bench.cases_pages
 
 bench-import: venv
 	$(PY) -m bench.task_import_memory

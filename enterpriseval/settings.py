@@ -145,6 +145,20 @@ AXES_VERBOSE = False
 ENTERPRISEVAL_PROXY_COUNT = env.int("ENTERPRISEVAL_PROXY_COUNT", default=0)
 AXES_CLIENT_IP_CALLABLE = "enterpriseval.auth.client_ip"
 
+# The cache holds plots of decisions and signed scorecards, drawn once per content hash
+# (enterpriseval/plot_cache.py). By default a file cache under var/cache/: it survives restarts
+# and every gunicorn and Celery worker on the host shares it, with no server and no table to
+# create. CACHE_URL picks another (django-environ syntax: rediscache://host:6379/2 when web
+# servers span hosts). Tests keep a cache per process, so no test reads another's entries.
+CACHES = {
+    "default": env.cache_url(
+        "CACHE_URL",
+        default="locmemcache://"
+        if MODE == "test"
+        else f"filecache://{VAR_DIR / 'cache'}?max_entries=5000",
+    )
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

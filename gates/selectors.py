@@ -3,6 +3,7 @@ what a new one can be recorded on."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+import gates.plots
+import gates.plots_decision
 from charters.catalogue import catalogue
 from charters.configurations import ATTRIBUTABLE, IDENTICAL, NOT_ATTRIBUTABLE, ParityReport
 from charters.models import Charter, CharterMetric, UseCase
@@ -17,6 +20,7 @@ from charters.models.charters import Treatment
 from charters.permissions import require_role, use_case_for_unblinded
 from charters.selectors.configurations import configuration_parity
 from enterpriseval.errors import ServiceError
+from enterpriseval.plot_cache import plots_cached
 from enterpriseval.plotting import svg_data_uri
 from gates.algorithm import GateResult, MetricResult, Recommendation
 from gates.models import Decision
@@ -197,7 +201,8 @@ def decision_detail(*, decision: Decision) -> DecisionDetail:
     """Return everything the decision page shows, read from the decision's stored record.
 
     One query beyond ``decision`` (the charter's informational metrics with their reasons);
-    the plots are drawn from the record.
+    the plots are drawn from the record on the decision's first view and cached after
+    (:func:`decision_plots_of`).
     """
     record = decision.record
     gate = gate_result_from_dict(record["gate"])
@@ -223,7 +228,7 @@ def decision_detail(*, decision: Decision) -> DecisionDetail:
         value_provenance=stored_value.get("provenance"),
         value_unavailable=stored_value.get("unavailable", ""),
         evidence=sorted(decision.evidence.items()),
-        plots=decision_plots(gate, value),
+        plots=decision_plots_of(decision=decision, gate=gate, value=value),
     )
 
 
@@ -260,6 +265,37 @@ def _label(names: Mapping[str, Any], metric_id: str) -> str:
     return names[metric_id].name if metric_id in names else metric_id
 
 
+def decision_plots_of(
+    *,
+    decision: Decision,
+    gate: GateResult | None = None,
+    value: ValueEstimate | None = None,
+) -> list[Plot]:
+    """Return the decision's plots, drawn once and then read from the cache by its SHA-256.
+
+    A recorded decision never changes, and its SHA-256 covers the gate result and value
+    estimate the plots are drawn from, so its plots never need drawing again
+    (:mod:`enterpriseval.plot_cache`). ``gate`` and ``value``, when the caller has read
+    them from the record already, save reading them again on a miss.
+    """
+
+    def draw() -> list[Plot]:
+        record = decision.record
+        return decision_plots(
+            gate or gate_result_from_dict(record["gate"]),
+            value if gate is not None else value_estimate_from_dict(record.get("value")),
+        )
+
+    return list(
+        plots_cached(
+            kind="decision",
+            content_sha256=decision.sha256,
+            code=DECISION_PLOT_CODE,
+            draw=draw,
+        )
+    )
+
+
 def decision_plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
     """Return a decision's plots: estimates against θout/θin, ν, EI band, value interval."""
     plots = [
@@ -291,6 +327,10 @@ def decision_plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
             )
         )
     return plots
+
+
+# The modules that decide how a decision's plots look (this one holds their titles).
+DECISION_PLOT_CODE = (gates.plots, gates.plots_decision, sys.modules[__name__])
 
 
 # --------------------------------------------------------------------------- two decisions

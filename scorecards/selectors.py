@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.cache import cache
 from django.urls import reverse
 
+import scorecards.plots
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from audit.models import AuditEntry
 from charters.catalogue import catalogue
@@ -29,11 +30,12 @@ from charters.models import Deviation, Membership, Role, UseCase
 from charters.models.charters import Treatment
 from charters.permissions import use_case_for_unblinded
 from egibench.selectors import egi_evidence_for
+from enterpriseval.plot_cache import plots_cached
 from enterpriseval.plotting import svg_data_uri
 from enterpriseval.values import number_text
 from gates.amounts import metric_currency
 from gates.models import Decision
-from gates.selectors import Plot, decision_plots, gate_result_from_dict, value_estimate_from_dict
+from gates.selectors import Plot, decision_plots_of, value_estimate_from_dict
 from grading.rubric import RUBRIC_VERSION
 from metrics.estimate import MetricEstimate
 from metrics.selectors import reliability_estimates
@@ -785,11 +787,11 @@ class ScorecardView:
         """The re-evaluation triggers one per line, as the committee form edits them."""
         return "\n".join(self.scorecard.reevaluation_triggers or [])
 
-    @property
+    @functools.cached_property
     def plots(self) -> list[Plot]:
         """The plots (SVG with real text), drawn on first use, then cached per content hash
         so the page and the PDF draw them once between them."""
-        return plots_for(self.content, self.sha256, self.scorecard.decision)
+        return plots_for(self.content, self.scorecard.decision)
 
 
 def scorecard_view(*, scorecard: Scorecard) -> ScorecardView:
@@ -901,31 +903,36 @@ def _fmt(value: Any) -> str:
     return number_text(value, 2) if isinstance(value, int | float) else str(value)
 
 
-def plots_for(content: Mapping[str, Any], digest: str, decision: Decision) -> list[Plot]:
-    """Return the content's plots, drawn once per content hash (the plots depend on nothing
-    else: the content and the decision record it was assembled from)."""
-    key = f"scorecard-plots:{decision.sha256}:{digest}"
-    plots = cache.get(key)
-    if plots is None:
-        plots = content_plots(content, decision=decision)
-        cache.set(key, plots, 24 * 3600)
-    return list(plots)
+def plots_for(content: Mapping[str, Any], decision: Decision) -> list[Plot]:
+    """Return the scorecard's plots: the decision's (thresholds, ν, EI band, value interval),
+    cached by the decision's SHA-256 and shared with the decision page, and pass^k by k,
+    cached by the SHA-256 of the content's pass^k rows.
 
-
-def content_plots(content: Mapping[str, Any], *, decision: Decision) -> list[Plot]:
-    """Return the scorecard's plots: the decision's (thresholds, ν, EI band, value interval)
-    and pass^k by k."""
-    plots = decision_plots(
-        gate_result_from_dict(decision.record["gate"]),
-        value_estimate_from_dict(decision.record.get("value")),
-    )
-    pass_k = content["reliability"].get("pass_k") or {}
+    Each is drawn from nothing else, so a signed scorecard's plots are drawn once and a
+    draft's follow its content (:mod:`enterpriseval.plot_cache`).
+    """
+    plots = decision_plots_of(decision=decision)
+    reliability = content["reliability"]
+    pass_k = reliability.get("pass_k") or {}
     if any((row or {}).get("point") is not None for row in pass_k.values()):
-        plots.append(
-            Plot(
-                "pass^k by k",
-                svg_data_uri(pass_k_svg(pass_k, k_max=int(content["reliability"]["k"]))),
-                "pass^k with its interval for each k the run's repeats allow",
-            )
+        shown = {"pass_k": pass_k, "k": reliability["k"]}
+        plots += plots_cached(
+            kind="pass-k",
+            content_sha256=content_sha256(shown),
+            code=SCORECARD_PLOT_CODE,
+            draw=lambda: [pass_k_plot(pass_k, k_max=int(reliability["k"]))],
         )
     return plots
+
+
+def pass_k_plot(pass_k: Mapping[str, Mapping[str, Any]], *, k_max: int) -> Plot:
+    """Return the plot of pass^k with its interval for each k the run's repeats allow."""
+    return Plot(
+        "pass^k by k",
+        svg_data_uri(pass_k_svg(pass_k, k_max=k_max)),
+        "pass^k with its interval for each k the run's repeats allow",
+    )
+
+
+# The modules that decide how the pass^k plot looks (this one holds its title).
+SCORECARD_PLOT_CODE = (scorecards.plots, sys.modules[__name__])

@@ -23,3 +23,22 @@ def test_the_data_uri_carries_the_svg_text_unchanged() -> None:
     prefix = "data:image/svg+xml;base64,"
     assert uri.startswith(prefix)
     assert base64.b64decode(uri.removeprefix(prefix)).decode("utf-8") == svg
+
+
+def test_the_same_figure_gives_the_same_svg_bytes_every_time() -> None:
+    from gates.plots_decision import value_interval_svg
+    from gates.value_model import ValueEstimate
+
+    value = ValueEstimate(
+        point=1200.0,
+        lo=-300.0,
+        hi=2500.0,
+        level=0.9,
+        draws=1000,
+        seed=1,
+        label="estimated",
+        components={"time_saved": 1200.0},
+    )
+    first = value_interval_svg(value)
+    assert "<dc:date>" not in first
+    assert value_interval_svg(value) == first

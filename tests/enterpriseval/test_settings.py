@@ -21,7 +21,7 @@ def run_django(code: str, **environ: str) -> subprocess.CompletedProcess[str]:
         key: value
         for key, value in os.environ.items()
         if not key.startswith(
-            ("DJANGO_", "ENTERPRISEVAL_", "CELERY_", "DATABASE_URL", "SECRET_KEY")
+            ("DJANGO_", "ENTERPRISEVAL_", "CELERY_", "DATABASE_URL", "SECRET_KEY", "CACHE_URL")
         )
     }
     env.update(environ, DJANGO_SETTINGS_MODULE="enterpriseval.settings")
@@ -147,3 +147,21 @@ def test_the_suite_runs_on_the_database_that_database_url_names():
     url = os.environ.get("DATABASE_URL", "")
     expected = "postgresql" if url.startswith(("postgres://", "postgresql://")) else "sqlite"
     assert connection.vendor == expected
+
+
+def test_the_cache_is_a_file_cache_under_var_that_cache_url_replaces(tmp_path):
+    code = (
+        SETUP
+        + "print(settings.CACHES['default']['BACKEND'], settings.CACHES['default']['LOCATION'])"
+    )
+    result = run_django(code, ENTERPRISEVAL_VAR_DIR=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "django.core.cache.backends.filebased.FileBasedCache",
+        str(tmp_path / "cache"),
+    ]
+    result = run_django(code, CACHE_URL="rediscache://127.0.0.1:6379/9")
+    assert result.stdout.split() == [
+        "django.core.cache.backends.redis.RedisCache",
+        "redis://127.0.0.1:6379/9",
+    ]
