@@ -33,12 +33,10 @@ LATEST_REVISION = (
     "{row}.unit_key AND field = {row}.field) {values})"
 )
 SIGNED_CHARTER = (
-    "EXISTS (SELECT 1 FROM charters_charter WHERE use_case_id = OLD.id "
-    "AND frozen_at IS NOT NULL)"
+    "EXISTS (SELECT 1 FROM charters_charter WHERE use_case_id = OLD.id AND frozen_at IS NOT NULL)"
 )
 FROZEN_PARENT = (
-    "EXISTS (SELECT 1 FROM charters_charter WHERE id = {row}.charter_id "
-    "AND frozen_at IS NOT NULL)"
+    "EXISTS (SELECT 1 FROM charters_charter WHERE id = {row}.charter_id AND frozen_at IS NOT NULL)"
 )
 
 
@@ -64,9 +62,7 @@ def _when(table: str, message: str, when: str) -> list[Guard]:
     return [Guard(table, operation, message, when) for operation in ("UPDATE", "DELETE")]
 
 
-GRADE_MESSAGE = (
-    "a submitted assignment's grade changes only by a recorded revision (grade.revise)"
-)
+GRADE_MESSAGE = "a submitted assignment's grade changes only by a recorded revision (grade.revise)"
 ASSIGNMENT_MESSAGE = "a submitted assignment cannot be reopened, moved or deleted"
 USE_CASE_MESSAGE = (
     "a use case's autonomy and consequence are fixed once a charter version is signed"

@@ -9,7 +9,6 @@ from typing import Any
 from django.db.models import QuerySet
 
 from audit.evidence import registered
-
 from audit.models import GENESIS_HASH, HASHED_FIELDS, AuditEntry, entry_hash
 
 VERIFY_CHUNK_SIZE = 2000

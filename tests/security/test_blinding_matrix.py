@@ -35,6 +35,7 @@ from charters.services.use_cases import membership_grant
 from demo.testing.grading import GradingWorld, grade_apart, make_world
 from enterpriseval.errors import ConflictError
 
+
 def _blinding_scan() -> ModuleType:
     # The scanner of tests/grading/test_blinding.py, loaded by path: the test folders are
     # not packages.
@@ -89,9 +90,7 @@ def scan_everything(world: GradingWorld, person) -> Scan:
 
 def test_a_grader_who_adjudicates_sees_no_provenance_anywhere(world):
     person = world.graders[1]
-    membership_grant(
-        actor=world.owner, use_case=world.use_case, user=person, role=Role.ADJUDICATOR
-    )
+    membership_grant(actor=world.owner, use_case=world.use_case, user=person, role=Role.ADJUDICATOR)
     world.session.adjudicators.add(person)
     assert user_roles(person, world.use_case) == {Role.GRADER}
     assert user_roles(person, world.use_case, blind=True) == {Role.GRADER, Role.ADJUDICATOR}

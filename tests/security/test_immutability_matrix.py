@@ -113,7 +113,9 @@ def evidence(db) -> dict[str, Target]:
         Target(Decision, decision.pk, "status", "Scale"),
         Target(Scorecard, scorecard.pk, "failure_modes", "none at all"),
         Target(Charter, charter.pk, "nu_max", 99),
-        Target(CharterMetric, CharterMetric.objects.filter(charter=charter).first().pk, "weight", 9),
+        Target(
+            CharterMetric, CharterMetric.objects.filter(charter=charter).first().pk, "weight", 9
+        ),
         Target(Signature, Signature.objects.filter(charter=charter).first().pk, "role", "x"),
         Target(Deviation, Deviation.objects.get().pk, "reason", "another story"),
         Target(UnblindingEvent, UnblindingEvent.objects.first().pk, "reason", "never"),

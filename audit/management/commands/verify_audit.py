@@ -95,8 +95,10 @@ def _pack_anchor(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 entry = json.loads(line)
             except ValueError as error:
                 raise CommandError(f"{path}: {AUDIT_MEMBER} line {number}: {error}") from None
-            if not isinstance(entry, dict) or not isinstance(entry.get("sequence"), int) or not isinstance(
-                entry.get("entry_hash"), str
+            if (
+                not isinstance(entry, dict)
+                or not isinstance(entry.get("sequence"), int)
+                or not isinstance(entry.get("entry_hash"), str)
             ):
                 raise CommandError(
                     f"{path}: {AUDIT_MEMBER} line {number}: expected sequence and entry_hash"
