@@ -15,8 +15,11 @@ from typing import Any
 
 #: ``check(target_id, payload) -> None | reason``
 EvidenceCheck = Callable[[str, Mapping[str, Any]], "str | None"]
+#: ``check() -> None | reason``: state re-derived from the whole log (memberships).
+StateCheck = Callable[[], "str | None"]
 
 _CHECKS: dict[str, EvidenceCheck] = {}
+_STATE_CHECKS: dict[str, StateCheck] = {}
 
 
 def register(action: str, check: EvidenceCheck) -> None:
@@ -29,3 +32,15 @@ def register(action: str, check: EvidenceCheck) -> None:
 def registered() -> dict[str, EvidenceCheck]:
     """Return the registered checks by action."""
     return dict(_CHECKS)
+
+
+def register_state(name: str, check: StateCheck) -> None:
+    """Have ``verify_audit`` compare state replayed from the log with the tables (``check``)."""
+    if name in _STATE_CHECKS and _STATE_CHECKS[name] is not check:
+        raise ValueError(f"register_state: {name!r} already has a state check")
+    _STATE_CHECKS[name] = check
+
+
+def registered_state() -> dict[str, StateCheck]:
+    """Return the registered state checks by name."""
+    return dict(_STATE_CHECKS)

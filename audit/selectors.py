@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from audit.evidence import registered
+from audit.evidence import registered, registered_state
 from audit.models import GENESIS_HASH, HASHED_FIELDS, AuditEntry, entry_hash
 
 VERIFY_CHUNK_SIZE = 2000
@@ -106,8 +106,9 @@ def audit_verify_evidence() -> VerificationResult:
 
     The checks are registered by the apps that own the evidence (:mod:`audit.evidence`):
     σ and signed charters (canonical JSON SHA-256), decisions (record hash), submitted
-    assignments (grades digest, revisions undone), final scorecards (content and PDF). One
-    query for the entries, one or two per entry checked.
+    assignments (grades digest, revisions undone), final scorecards (content and PDF); then
+    the state checks (the memberships the grants and revocations replay to). One query for
+    the entries, one or two per entry checked.
     """
     checks = registered()
     entries = (
@@ -122,6 +123,10 @@ def audit_verify_evidence() -> VerificationResult:
         problem = checks[action](target_id, payload)
         if problem is not None:
             return VerificationResult(False, checked, sequence, f"{action}: {problem}")
+    for name, state_check in registered_state().items():
+        problem = state_check()
+        if problem is not None:
+            return VerificationResult(False, checked, None, f"{name}: {problem}")
     return VerificationResult(True, checked)
 
 

@@ -6,8 +6,13 @@ class ChartersConfig(AppConfig):
     name = "charters"
 
     def ready(self) -> None:
-        from audit.evidence import register
-        from charters.evidence_checks import charter_freeze_check, configuration_freeze_check
+        from audit.evidence import register, register_state
+        from charters.evidence_checks import (
+            charter_freeze_check,
+            configuration_freeze_check,
+            memberships_check,
+        )
 
         register("configuration.freeze", configuration_freeze_check)
         register("charter.freeze", charter_freeze_check)
+        register_state("memberships", memberships_check)

@@ -246,3 +246,35 @@ def test_a_pack_without_an_anchor_is_refused_naming_the_field(db, tmp_path):
     with pytest.raises(CommandError) as error:
         call_command("verify_audit", "--against", str(path), stdout=StringIO(), stderr=StringIO())
     assert f"{path}: manifest.json: field audit_head" in str(error.value)
+
+
+def test_a_role_granted_behind_the_log_is_reported(personas):
+    assert verify_audit()[0] == 0
+    sql(
+        "INSERT INTO charters_membership (use_case_id, user_id, role, granted_at) "
+        "VALUES (%s, %s, %s, CURRENT_TIMESTAMP)",
+        [personas.use_case.pk, personas.outsider.pk, "reviewer"],
+    )
+    code, said = verify_audit()
+    assert code == 1
+    assert "memberships: outsider holds reviewer" in said and "behind the log" in said
+
+
+def test_a_role_removed_behind_the_log_is_reported(personas):
+    sql(
+        "DELETE FROM charters_membership WHERE user_id = %s AND role = %s",
+        [personas.reviewer.pk, "reviewer"],
+    )
+    code, said = verify_audit()
+    assert code == 1
+    assert "the log grants reviewer reviewer" in said
+
+
+def test_a_membership_row_cannot_be_edited(personas):
+    from django.db import DatabaseError
+
+    with pytest.raises(DatabaseError, match="never edited"), transaction.atomic():
+        sql(
+            "UPDATE charters_membership SET role = %s WHERE user_id = %s",
+            ["reviewer", personas.grader.pk],
+        )

@@ -263,3 +263,20 @@ def test_the_admin_shows_autonomy_read_only_once_the_charter_is_signed(admin_cli
     )
     page = admin_client.get(reverse("admin:charters_usecase_change", args=[other.pk]))
     assert 'name="autonomy"' in page.content.decode()
+
+
+def test_the_admin_shows_every_guarded_model_read_only(evidence, admin_client):
+    editable: list[str] = []
+    for table, target in evidence.items():
+        if table in {"charters_usecase", "charters_chartermetric"}:
+            continue  # a draft's; read-only fields once signed (tested above), or an inline
+        meta = target.model._meta
+        change = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[target.pk])
+        if admin_client.post(change, {target.column: "x"}).status_code != 403:
+            editable.append(f"{table}: the change form accepted a POST")
+        if table == "charters_membership":
+            continue  # revoked through the audited service
+        delete = reverse(f"admin:{meta.app_label}_{meta.model_name}_delete", args=[target.pk])
+        if admin_client.post(delete, {"post": "yes"}).status_code != 403:
+            editable.append(f"{table}: the delete view accepted a POST")
+    assert not editable, "\n".join(editable)

@@ -61,7 +61,12 @@ class Command(BaseCommand):
 
     def _fail_unless(self, result: VerificationResult, what: str) -> None:
         if not result.ok:
-            self.stderr.write(f"{what} at entry #{result.first_broken_sequence}: {result.reason}")
+            where = (
+                f" at entry #{result.first_broken_sequence}"
+                if result.first_broken_sequence is not None
+                else ""
+            )
+            self.stderr.write(f"{what}{where}: {result.reason}")
             raise SystemExit(1)
 
 
