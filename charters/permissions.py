@@ -97,10 +97,7 @@ def use_case_for(
     """
     use_case, held = _membership(user, key_or_pk)
     if roles is not None:
-        needed = {str(role) for role in roles}
-        if not held & needed:
-            labels = ", ".join(sorted(Role(role).label for role in needed))
-            raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
+        _refuse_unless(user, use_case, held, roles)
     return use_case
 
 
@@ -118,11 +115,24 @@ def _membership(user: AnyUser, key_or_pk: str | int) -> tuple[UseCase, set[str]]
 def require_role(user: AnyUser, use_case: UseCase, roles: Iterable[Role | str]) -> set[str]:
     """Raise 403 unless ``user`` holds one of ``roles`` on ``use_case``; return the roles held."""
     held = user_roles(user, use_case)
-    needed = {str(role) for role in roles}
-    if not held & needed:
-        labels = ", ".join(sorted(Role(role).label for role in needed))
-        raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
+    _refuse_unless(user, use_case, held, roles)
     return held
+
+
+def _refuse_unless(
+    user: AnyUser, use_case: UseCase, held: set[str], roles: Iterable[Role | str]
+) -> None:
+    needed = {str(role) for role in roles}
+    if held & needed:
+        return
+    if Role.GRADER in held and held_roles(user, use_case) & needed:
+        raise PermissionDenied(
+            f"Graders do not act in other roles on {use_case.key}: you grade there, so you "
+            "see nothing that names the provenance of what you grade (SPEC §5.1, "
+            "docs/security.md)."
+        )
+    labels = ", ".join(sorted(Role(role).label for role in needed))
+    raise PermissionDenied(f"This needs one of these roles on {use_case.key}: {labels}.")
 
 
 def use_case_for_unblinded(user: AnyUser, key_or_pk: str | int, *, what: str) -> UseCase:
