@@ -213,7 +213,8 @@ def test_re_hashing_from_an_entry_to_the_head_is_detected_against_a_pack(
 ):
     world, _ = decided
     path, head = build_pack(world, tmp_path)
-    target = AuditEntry.objects.filter(action="membership.grant").order_by("sequence").first()
+    # An entry no evidence check re-derives (a stage change), so only the anchor can tell.
+    target = AuditEntry.objects.filter(action="usecase.stage").order_by("sequence").first()
     assert target.sequence < head["sequence"]
     rows = list(
         AuditEntry.objects.filter(sequence__gte=target.sequence)
@@ -224,7 +225,7 @@ def test_re_hashing_from_an_entry_to_the_head_is_detected_against_a_pack(
     with triggers_lifted():
         for row in rows:
             if row["sequence"] == target.sequence:
-                row["payload"] = {**row["payload"], "role": "reviewer"}
+                row["payload"] = {**row["payload"], "note": "rewritten"}
             row["previous_hash"] = previous
             previous = entry_hash(row)
             sql(
@@ -233,6 +234,7 @@ def test_re_hashing_from_an_entry_to_the_head_is_detected_against_a_pack(
                 [json.dumps(row["payload"]), row["previous_hash"], previous, row["id"]],
             )
     assert audit_verify().ok  # re-hashed: the chain alone verifies
+    assert verify_audit()[0] == 0  # and so does the evidence
     code, said = verify_audit("--against", str(path))
     assert code == 1
     assert "re-hashed" in said or "another hash" in said
