@@ -19,9 +19,11 @@ from audit.canonical import canonical_json, sha256_hex
 from enterpriseval.errors import ImmutableError
 
 GENESIS_HASH = "0" * 64
-# The fields an entry's hash covers, in the order they are documented (order is irrelevant
-# to the hash: canonical JSON sorts keys).
-HASHED_FIELDS = (
+# The fields an entry's hash covers, per hash version, in the order they are documented
+# (order is irrelevant to the hash: canonical JSON sorts keys). Version 1 (entries written
+# before the actor's id was hashed) keeps verifying as it was written; version 2 adds the
+# actor's id, so re-pointing an entry at another user breaks its hash.
+HASHED_FIELDS_V1 = (
     "sequence",
     "created_at",
     "actor_username",
@@ -32,6 +34,10 @@ HASHED_FIELDS = (
     "payload",
     "previous_hash",
 )
+HASHED_FIELDS_BY_VERSION = {1: HASHED_FIELDS_V1, 2: (*HASHED_FIELDS_V1, "actor_id", "hash_version")}
+CURRENT_HASH_VERSION = 2
+#: Every field a hash of any version reads.
+HASHED_FIELDS = HASHED_FIELDS_BY_VERSION[CURRENT_HASH_VERSION]
 
 
 class AuditLogImmutable(ImmutableError):
@@ -43,11 +49,17 @@ def entry_hash(fields: Mapping[str, Any]) -> str:
 
     Notes
     -----
-    ``entry_hash = SHA-256(canonical_json({sequence, created_at, actor_username, action,
-    target_type, target_id, use_case_id, payload, previous_hash}))``, with ``created_at``
-    written as ISO 8601 in UTC with microseconds (see :mod:`audit.canonical`).
+    Version 1: ``SHA-256(canonical_json({sequence, created_at, actor_username, action,
+    target_type, target_id, use_case_id, payload, previous_hash}))``; version 2 adds
+    ``actor_id`` and ``hash_version`` to the object hashed. ``created_at`` is written as ISO
+    8601 in UTC with microseconds (see :mod:`audit.canonical`). An entry without
+    ``hash_version`` is version 1.
     """
-    return sha256_hex(canonical_json({name: fields[name] for name in HASHED_FIELDS}))
+    version = fields.get("hash_version", 1)
+    if version not in HASHED_FIELDS_BY_VERSION:
+        raise ValueError(f"hash_version must be one of {sorted(HASHED_FIELDS_BY_VERSION)}")
+    names = HASHED_FIELDS_BY_VERSION[version]
+    return sha256_hex(canonical_json({name: fields[name] for name in names}))
 
 
 class AuditEntryQuerySet(models.QuerySet["AuditEntry"]):
@@ -88,6 +100,8 @@ class AuditEntry(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     previous_hash = models.CharField(max_length=64)
     entry_hash = models.CharField(max_length=64, unique=True)
+    # Which fields the hash covers (HASHED_FIELDS_BY_VERSION); itself hashed from version 2.
+    hash_version = models.PositiveSmallIntegerField(default=1)
 
     objects = AuditEntryQuerySet.as_manager()
 
@@ -122,4 +136,5 @@ class AuditEntry(models.Model):
 
     def compute_hash(self) -> str:
         """Return the hash of this entry's contents as they are now."""
-        return entry_hash({name: getattr(self, name) for name in HASHED_FIELDS})
+        names = HASHED_FIELDS_BY_VERSION[self.hash_version]
+        return entry_hash({name: getattr(self, name) for name in names})

@@ -11,7 +11,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from audit.canonical import canonical_value
-from audit.models import GENESIS_HASH, AuditEntry
+from audit.models import CURRENT_HASH_VERSION, GENESIS_HASH, AuditEntry
 
 ACTION_PATTERN = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 USE_CASE_LABEL = "charters.usecase"
@@ -93,6 +93,7 @@ def audit_record(
             use_case_id=use_case_id,
             payload=stored_payload,
             previous_hash=previous_hash,
+            hash_version=CURRENT_HASH_VERSION,
         )
         # Clean before hashing: cleaning may convert values, and the hash must cover what is
         # stored.

@@ -32,7 +32,8 @@ from charters.models import (
     UnblindingEvent,
     UseCase,
 )
-from charters.services.use_cases import use_case_create
+from charters.permissions import held_roles, membership_conflict
+from charters.services.use_cases import membership_grant, membership_revoke, use_case_create
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -100,8 +101,15 @@ class UseCaseAdmin(AuditedAdmin):
             return [(None, {"fields": [*UseCaseAddForm.Meta.fields, "charter_owner"]})]
         return super().get_fieldsets(request, obj)
 
-    def get_readonly_fields(self, request: HttpRequest, obj: UseCase | None = None) -> Any:
-        return [] if obj is None else self.readonly_fields
+    def get_readonly_fields(self, request: HttpRequest, obj: UseCase | None = None) -> list[str]:
+        if obj is None:
+            return []
+        # The signed charter's gates were set for this autonomy and consequence (a database
+        # trigger refuses the change too: audit/db_guards.py).
+        fields = list(self.readonly_fields)
+        if obj.charters.frozen().exists():
+            fields += ["autonomy", "consequence"]
+        return fields
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change:
@@ -128,11 +136,51 @@ class UseCaseAdmin(AuditedAdmin):
         return f"E{obj.intensity}"
 
 
+class MembershipForm(forms.ModelForm):
+    """Grant a role through the policy of :func:`charters.permissions.membership_conflict`."""
+
+    class Meta:
+        model = Membership
+        fields = ["use_case", "user", "role"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        use_case, user, role = data.get("use_case"), data.get("user"), data.get("role")
+        if use_case is not None and user is not None and role:
+            conflict = membership_conflict(held_roles(user, use_case), role)
+            if conflict is not None:
+                raise forms.ValidationError({"role": f"{user.get_username()}: {conflict}"})
+        return data
+
+
 @admin.register(Membership)
-class MembershipAdmin(AuditedAdmin):
-    list_display = ["use_case", "user", "role", "granted_at"]
+class MembershipAdmin(admin.ModelAdmin):
+    """Grant and revoke through the services (policy-checked, audited); never edit a row."""
+
+    form = MembershipForm
+    list_display = ["use_case", "user", "role", "granted_by", "granted_at"]
     list_filter = ["role"]
     autocomplete_fields = ["user"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Membership, form: Any, change: bool) -> None:
+        granted = membership_grant(
+            actor=request.user, use_case=obj.use_case, user=obj.user, role=obj.role
+        )
+        obj.pk, obj.granted_by, obj.granted_at = (
+            granted.pk,
+            granted.granted_by,
+            granted.granted_at,
+        )
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        membership_revoke(actor=request.user, use_case=obj.use_case, user=obj.user, role=obj.role)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for membership in queryset.select_related("use_case", "user"):
+            self.delete_model(request, membership)
 
 
 @admin.register(StageEvent)

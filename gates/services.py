@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -13,6 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from audit.canonical import canonical_json, canonical_value, sha256_hex
+from audit.selectors import audit_head
 from audit.services import audit_record
 from charters.catalogue import catalogue, catalogue_metric
 from charters.models import Charter, Role, Stage, UseCase
@@ -189,15 +191,17 @@ def decision_record(
         "value": dict(value) if value is not None else None,
         "stress": dict(stress) if stress is not None else None,
     }
-    document = {"record": record, "evidence": dict(evidence)}
-    text = canonical_json(document)
-    digest = sha256_hex(text)
-    recorded = Decision.objects.filter(sha256=digest).values_list("pk", flat=True).first()
+    recorded = _same_decision(run=run, charter=charter, record=record, evidence=evidence)
     if recorded is not None:
         raise ConflictError(
             f"This decision is already recorded as decision {recorded}: same charter, run and "
             "evidence. Open it, or record again once the evidence has changed."
         )
+    # The log's head when the decision was made: the record anchors the log up to here.
+    record["audit_head"] = audit_head()
+    document = {"record": record, "evidence": dict(evidence)}
+    text = canonical_json(document)
+    digest = sha256_hex(text)
     band = gate.ei_band
     decision = Decision.objects.create(
         use_case=use_case,
@@ -239,6 +243,25 @@ def decision_record(
     )
     use_case_advance(actor=actor, use_case=use_case, stage=Stage.GATE, note="decision recorded")
     return decision
+
+
+def _same_decision(
+    *, run: Run, charter: Charter, record: dict[str, Any], evidence: Mapping[str, Any]
+) -> int | None:
+    """Return the decision on the same charter, run, record and evidence, if one exists.
+
+    The audit head a record carries differs between two recordings of the same content, so
+    the comparison leaves it out.
+    """
+    wanted = canonical_json({"record": record, "evidence": dict(evidence)})
+    for pk, text in Decision.objects.filter(run=run, charter=charter).values_list(
+        "pk", "canonical_json"
+    ):
+        document = json.loads(text)
+        document["record"].pop("audit_head", None)
+        if canonical_json(document) == wanted:
+            return int(pk)
+    return None
 
 
 def intensity_gaps(

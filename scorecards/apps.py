@@ -6,6 +6,11 @@ class ScorecardsConfig(AppConfig):
     name = "scorecards"
 
     def ready(self) -> None:
+        from audit.evidence import register
+        from scorecards.evidence_checks import scorecard_sign_off_check
+
+        register("scorecard.sign_off", scorecard_sign_off_check)
+
         from charters.signals import configuration_registered, deviation_recorded
         from scorecards.receivers import on_configuration_registered, on_deviation_recorded
 

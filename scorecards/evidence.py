@@ -19,6 +19,7 @@ import json
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from audit.canonical import canonical_json
 
@@ -55,18 +56,39 @@ class EvidenceVerification:
 
 
 def evidence_manifest(
-    members: Mapping[str, bytes], *, decision_sha256: str, created_at: str
+    members: Mapping[str, bytes],
+    *,
+    decision_sha256: str,
+    created_at: str,
+    audit_head: Mapping[str, Any] | None = None,
 ) -> bytes:
-    """Return the canonical JSON manifest of ``members`` (SHA-256 and size of each)."""
+    """Return the canonical JSON manifest of ``members`` (SHA-256 and size of each).
+
+    ``audit_head`` (the sequence and hash of the audit log's last entry the pack covers)
+    anchors the log: ``verify_audit --against`` finds that entry, with that hash, in the
+    database's intact chain.
+    """
     files = {
         name: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
         for name, data in sorted(members.items())
     }
-    document = {"files": files, "decision_sha256": decision_sha256, "created_at": created_at}
+    document: dict[str, Any] = {
+        "files": files,
+        "decision_sha256": decision_sha256,
+        "created_at": created_at,
+    }
+    if audit_head is not None:
+        document["audit_head"] = dict(audit_head)
     return canonical_json(document).encode("utf-8")
 
 
-def evidence_zip(members: Mapping[str, bytes], *, decision_sha256: str, created_at: str) -> bytes:
+def evidence_zip(
+    members: Mapping[str, bytes],
+    *,
+    decision_sha256: str,
+    created_at: str,
+    audit_head: Mapping[str, Any] | None = None,
+) -> bytes:
     """Return the pack of ``members`` and their manifest as deterministic zip bytes.
 
     Raises
@@ -78,7 +100,9 @@ def evidence_zip(members: Mapping[str, bytes], *, decision_sha256: str, created_
         parts = name.split("/")
         if name == MANIFEST_MEMBER or not name or name.startswith("/") or ".." in parts:
             raise ValueError(f"members: {name!r} is not allowed as a member name")
-    manifest = evidence_manifest(members, decision_sha256=decision_sha256, created_at=created_at)
+    manifest = evidence_manifest(
+        members, decision_sha256=decision_sha256, created_at=created_at, audit_head=audit_head
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in [*sorted(members.items()), (MANIFEST_MEMBER, manifest)]:

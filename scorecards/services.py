@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -14,7 +15,7 @@ from django.utils import timezone
 
 from audit.canonical import canonical_json, sha256_hex
 from audit.models import HASHED_FIELDS, AuditEntry
-from audit.selectors import audit_entries_for_use_case
+from audit.selectors import audit_entries_for_use_case, audit_head
 from audit.services import audit_record
 from charters.models import Role, Stage
 from charters.permissions import require_role, user_roles
@@ -184,6 +185,8 @@ def scorecard_sign_off(*, actor: AbstractBaseUser, scorecard: Scorecard) -> Scor
             + "; ".join(f"{row['label']}: {row['why']}" for row in content["missing"]),
             details=list(content["missing"]),
         )
+    # The log's head at sign-off: the signed content anchors the log up to here.
+    content["audit_head"] = audit_head()
     text = canonical_json(content)
     locked.content = content
     locked.canonical_json = text
@@ -267,6 +270,8 @@ def evidence_pack_build(
     """
     require_role(actor, decision.use_case, DECISION_ROLES)
     members = evidence_members(decision=decision, audit_through=audit_through)
+    audit_rows = json_lines(members["audit.jsonl"])
+    last = audit_rows[-1]
     for name, data in (extra_files or {}).items():
         if name in members:
             raise ConflictError(f"extra_files: {name!r} would replace a standard member")
@@ -275,6 +280,8 @@ def evidence_pack_build(
         members,
         decision_sha256=decision.sha256,
         created_at=decision.created_at.astimezone(dt.UTC).isoformat(),
+        # The last entry the extract covers (this use case's): the log up to it is anchored.
+        audit_head={"sequence": last["sequence"], "entry_hash": last["entry_hash"]},
     )
     audit_record(
         actor=actor,
@@ -375,6 +382,11 @@ def _audit_rows(decision: Decision, through: int | None = None) -> list[dict[str
         sequence__lte=last
     )
     return list(entries.values(*HASHED_FIELDS, "entry_hash"))
+
+
+def json_lines(data: bytes) -> list[dict[str, Any]]:
+    """Return the objects of a JSON-lines member."""
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
 def _json(value: Any) -> bytes:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.management.color import no_style
 from django.db import connection, transaction
 
-from audit.models import AuditEntry
 from charters.models import Role, UseCase
 from charters.services.use_cases import membership_grant, use_case_create
 
@@ -60,12 +60,29 @@ def append_only_triggers_lifted(table: str = TABLE) -> Iterator[None]:
                 cursor.execute(sql)
 
 
+@contextlib.contextmanager
+def all_guards_lifted() -> Iterator[None]:
+    """Switch off every trigger that refuses changes (SQLite), then restore them."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        triggers = cursor.fetchall()
+        for name, _ in triggers:
+            cursor.execute(f'DROP TRIGGER "{name}"')
+        try:
+            yield
+        finally:
+            for _, sql in triggers:
+                cursor.execute(sql)
+
+
 @pytest.fixture(autouse=True)
 def _audit_rows_removed_before_flush(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Empty the audit table before a transactional test's flush, on SQLite.
+    """Empty every table before a transactional test's flush, on SQLite, guards lifted.
 
-    Django flushes SQLite with DELETE, which the append-only trigger refuses; PostgreSQL
-    flushes with TRUNCATE, which row triggers do not see. Tests in a transaction roll back.
+    Django flushes SQLite with DELETE, which the append-only and evidence triggers refuse;
+    PostgreSQL flushes with TRUNCATE, which row triggers do not see. Tests in a transaction
+    roll back. Django's own flush then finds the tables empty (and re-creates its
+    bookkeeping rows).
     """
     if "transactional_db" in request.fixturenames:
         # Set the database up first, so this teardown runs before its flush.
@@ -76,8 +93,13 @@ def _audit_rows_removed_before_flush(request: pytest.FixtureRequest) -> Iterator
     ):
         return
     if connection.vendor == "sqlite" and not connection.in_atomic_block:
-        with transaction.atomic(), append_only_triggers_lifted():
-            AuditEntry.objects.all()._raw_delete(connection.alias)
+        tables = connection.introspection.django_table_names(
+            only_existing=True, include_views=False
+        )
+        statements = connection.ops.sql_flush(no_style(), tables, allow_cascade=False)
+        with transaction.atomic(), all_guards_lifted(), connection.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
 
 
 @pytest.fixture
@@ -88,7 +110,11 @@ def triggers_lifted() -> Callable[[], contextlib.AbstractContextManager[None]]:
 
 @dataclass
 class Personas:
-    """One use case and a user for each role on it, plus an outsider."""
+    """One use case and a user for each role on it, plus an outsider.
+
+    ``grader_adjudicator`` holds the one combination of roles the blinding policy allows
+    (docs/security.md): grader and adjudicator on the same use case.
+    """
 
     owner: object
     model_owner: object
@@ -96,13 +122,22 @@ class Personas:
     adjudicator: object
     reviewer: object
     outsider: object
+    grader_adjudicator: object
     use_case: UseCase
 
     def by_name(self, name: str) -> object:
         return getattr(self, name)
 
 
-PERSONA_NAMES = ("owner", "model_owner", "grader", "adjudicator", "reviewer", "outsider")
+PERSONA_NAMES = (
+    "owner",
+    "model_owner",
+    "grader",
+    "adjudicator",
+    "reviewer",
+    "outsider",
+    "grader_adjudicator",
+)
 
 
 def make_user(username: str):
@@ -130,6 +165,8 @@ def personas(db) -> Personas:
         ("grader", Role.GRADER),
         ("adjudicator", Role.ADJUDICATOR),
         ("reviewer", Role.REVIEWER),
+        ("grader_adjudicator", Role.GRADER),
+        ("grader_adjudicator", Role.ADJUDICATOR),
     ):
         membership_grant(actor=users["owner"], use_case=use_case, user=users[name], role=role)
     return Personas(use_case=use_case, **users)

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from charters.models import Membership, Role, Stage, StageEvent, UseCase
+from charters.permissions import held_roles, membership_conflict
 from enterpriseval.errors import ConflictError, ServiceError
 
 
@@ -68,19 +69,13 @@ def membership_grant(
     """Give ``user`` a role on ``use_case`` (idempotent).
 
     Graders are blind to provenance (SPEC §1), so the grader role cannot be combined with a
-    role that sees configurations: charter owner, model owner or reviewer.
+    role that sees configurations: charter owner, model owner or reviewer
+    (:func:`charters.permissions.membership_conflict`, docs/security.md).
     """
     role = Role(role)
-    held = set(
-        Membership.objects.filter(use_case=use_case, user=user).values_list("role", flat=True)
-    )
-    sighted = {Role.CHARTER_OWNER, Role.MODEL_OWNER, Role.REVIEWER}
-    if (role == Role.GRADER and held & sighted) or (role in sighted and Role.GRADER in held):
-        raise ConflictError(
-            f"{user.get_username()} cannot be a grader and a charter owner, model owner or "
-            "reviewer on the same use case: graders must stay blind to provenance",
-            field="role",
-        )
+    conflict = membership_conflict(held_roles(user, use_case), role)
+    if conflict is not None:
+        raise ConflictError(f"{user.get_username()}: {conflict}", field="role")
     membership, created = Membership.objects.get_or_create(
         use_case=use_case, user=user, role=role, defaults={"granted_by": actor}
     )

@@ -77,7 +77,8 @@ def adjudication_access(
     session = GradingSession.objects.filter(use_case=use_case, public_id=session_public_id).first()
     if session is None:
         raise Http404("No such grading session.")
-    held = user_roles(user, use_case)
+    # The queue is blind by design: a grader's adjudicator role counts here (docs/security.md).
+    held = user_roles(user, use_case, blind=True)
     named = Role.ADJUDICATOR in held and session.adjudicators.filter(pk=user.pk).exists()
     if named:
         return AdjudicationAccess(use_case, session, True)

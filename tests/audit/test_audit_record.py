@@ -30,6 +30,9 @@ def hash_by_hand(entry: AuditEntry, payload: dict) -> str:
         "use_case_id": entry.use_case_id,
         "payload": payload,
         "previous_hash": entry.previous_hash,
+        # Hash version 2: the actor's id and the version itself are hashed too.
+        "actor_id": entry.actor_id,
+        "hash_version": 2,
     }
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -14,7 +14,9 @@ def test_it_reports_an_intact_log_with_its_head_hash(record):
     out = StringIO()
     call_command("verify_audit", stdout=out)
     head = entries[-1].entry_hash[:12]
-    assert out.getvalue() == f"audit log OK: 3 entries, chain intact (head {head})\n"
+    assert out.getvalue() == (
+        f"audit log OK: 3 entries, chain intact (head {head}); 0 evidence hashes re-derived\n"
+    )
 
 
 def test_it_reports_an_empty_log_as_intact():

@@ -1,8 +1,8 @@
-"""Database guards on signed charters: no ORM update, raw SQL or (PostgreSQL) delete gets past.
+"""Database guards on signed charters: no ORM update, raw SQL or delete gets past.
 
 The services refuse first with ImmutableError; these tests go around them, as an admin
-action or a hand-written query would. UPDATE and INSERT are refused on both databases;
-DELETE is refused by a trigger on PostgreSQL only (see charters/db_guards.py).
+action or a hand-written query would. UPDATE, INSERT and DELETE are refused on both
+databases (see audit/db_guards.py).
 """
 
 from __future__ import annotations
@@ -70,11 +70,6 @@ def refused(operation, match: str = FROZEN) -> None:
         operation()
 
 
-def requires_postgresql() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite cannot refuse DELETE by trigger (the test flush deletes rows)")
-
-
 def test_an_orm_update_of_a_frozen_charter_is_refused(frozen):
     refused(lambda: Charter.objects.filter(pk=frozen.pk).update(nu_max=5))
     frozen.refresh_from_db()
@@ -133,8 +128,7 @@ def test_deviations_and_unblinding_events_cannot_be_rewritten(personas, frozen):
     refused(lambda: UnblindingEvent.objects.update(reason="never happened"), match="refused")
 
 
-def test_deleting_a_frozen_charters_rows_is_refused_on_postgresql(frozen):
-    requires_postgresql()
+def test_deleting_a_frozen_charters_rows_is_refused_on_every_database(frozen):
     refused(lambda: CharterMetric.objects.filter(charter=frozen).delete())
     refused(
         lambda: Signature.objects.filter(charter=frozen)._raw_delete(connection.alias),

@@ -20,6 +20,8 @@ READERS = {
     "reviewer": 200,
     "adjudicator": 200,
     "grader": 403,
+    # Finding 1 of issue 17: a grader's adjudicator role does not open the log to them.
+    "grader_adjudicator": 403,
     "outsider": 404,
 }
 

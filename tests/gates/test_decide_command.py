@@ -57,11 +57,14 @@ def test_json_is_the_decision_as_the_api_gives_it(decidable):
     assert data["record"]["run"] == world.runs[0].pk
 
 
-def test_an_open_session_is_refused_with_status_2_naming_the_option(decidable):
+def test_an_open_session_is_refused_with_status_2_naming_the_option(decidable, triggers_lifted):
     world, judge = decidable
-    Assignment.objects.filter(pk=Assignment.objects.filter(session=world.session)[0].pk).update(
-        status=AssignmentStatus.IN_PROGRESS
-    )
+    # A submitted assignment cannot be reopened (audit/db_guards.py): leave work open as a
+    # session that was never finished would.
+    with triggers_lifted("grading_assignment"):
+        Assignment.objects.filter(pk=Assignment.objects.filter(session=world.session)[0].pk).update(
+            status=AssignmentStatus.IN_PROGRESS
+        )
     with pytest.raises(CommandError) as refused:
         decide(world, judge)
     assert refused.value.returncode == 2

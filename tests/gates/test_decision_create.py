@@ -244,7 +244,8 @@ def test_graders_never_record_a_decision_even_holding_the_reviewer_role(decidabl
         create(world, judge, actor=grader)
     # membership_grant refuses the pair; a row written before that rule must not help
     Membership.objects.create(use_case=world.use_case, user=grader, role=Role.REVIEWER)
-    with pytest.raises(PermissionDenied, match="Graders do not record decisions"):
+    # The blinding policy (docs/security.md) refuses before the service's own check.
+    with pytest.raises(PermissionDenied, match="Graders do not act in other roles"):
         create(world, judge, actor=grader)
     with pytest.raises(PermissionDenied):
         create(world, judge, actor=world.model_owner)

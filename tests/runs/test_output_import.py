@@ -461,7 +461,7 @@ def test_a_configuration_of_another_use_case_is_refused(runs_world):
     assert raised.value.field == "configuration"
 
 
-def test_units_build_creates_the_units_of_outputs_without_them_once(runs_world):
+def test_units_build_creates_the_units_of_outputs_without_them_once(runs_world, triggers_lifted):
     run = import_file(runs_world, jsonl(*(output_line(t) for t in runs_world.tasks()[:4])))
     outputs = list(Output.objects.filter(run=run).order_by("pk"))
     expected = {
@@ -475,7 +475,9 @@ def test_units_build_creates_the_units_of_outputs_without_them_once(runs_world):
         ]
         for o in outputs
     }
-    Unit.objects.filter(output__in=outputs[2:]).delete()
+    # Units are immutable (audit/db_guards.py): remove two outputs' units as if never built.
+    with triggers_lifted("runs_unit"):
+        Unit.objects.filter(output__in=outputs[2:]).delete()
     with CaptureQueriesContext(connection) as queries:
         created = units_build(outputs=outputs)
     assert created == len(expected[outputs[2].pk]) + len(expected[outputs[3].pk])
