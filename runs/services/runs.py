@@ -11,10 +11,11 @@ slot of the run's lease in Redis (runs.slots), shared by all chunks in all worke
 and a process keeps at most ``RUN_PROCESS_MAX_IN_FLIGHT`` calls of it in flight (a setting:
 what one process's CPU sustains). The filesystem broker has no shared store: each chunk
 keeps at most the run's concurrency in flight, so there run one worker process
-(``--concurrency=1``) for the limit to hold for the run (README, RUN_SLOTS_REDIS_URL). Every write is
-keyed by (run, task, repeat): a chunk executed twice (a redelivered task after a lost worker,
-a second ``run_start``) skips what exists, and the UNIQUE(run, task, repeat_index) constraint
-is the final guard, so a run never holds two outputs of one unit of work.
+(``--concurrency=1``) for the limit to hold for the run (README, RUN_SLOTS_REDIS_URL).
+
+Every write is keyed by (run, task, repeat): a chunk executed twice (a redelivered task after
+a lost worker, a second ``run_start``) skips what exists, and the UNIQUE(run, task,
+repeat_index) constraint is the final guard, so a run never holds two outputs of one unit of work.
 
 Counters, as for imported runs: ``items_done`` counts every output written (succeeded or
 failed), ``items_failed`` those that failed; the run is complete when ``items_done`` equals
@@ -285,7 +286,6 @@ def _run_slots(run: Run, in_flight: int) -> Callable[[], RedisSlots] | None:
     return lambda: RedisSlots(
         url=url, key=run_slots_key(run.pk), limit=run.concurrency, want_max=in_flight
     )
-
 
 
 def _budget(value: Decimal | str | None) -> Decimal | None:
