@@ -238,7 +238,8 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
         new = _write_batch(run, results)
         written += len(new)
         failed += sum(o.status == OutputStatus.FAILED for o in new)
-        budget.sync(Run.objects.values_list("cost_usd", flat=True).get(pk=run_id))
+        if budget.limit is not None:  # what the run's other chunks have spent
+            budget.sync(Run.objects.values_list("cost_usd", flat=True).get(pk=run_id))
 
     summary = execute(
         items,
@@ -395,12 +396,17 @@ def _write_batch(run: Run, results: list[ItemResult]) -> list[Output]:
         cost_unknown_items=F("cost_unknown_items") + sum(o.cost_usd is None for o in succeeded),
     )
     units_build(outputs=succeeded)
-    _complete_if_done(run.pk)
+    _finish_if_done(run.pk)
     return new
 
 
 @transaction.atomic
 def _complete_if_done(run_id: int) -> None:
+    _finish_if_done(run_id)
+
+
+def _finish_if_done(run_id: int) -> None:
+    """Mark the run completed once every item has an output (inside the caller's transaction)."""
     finished = Run.objects.filter(
         pk=run_id,
         status=RunStatus.RUNNING,
