@@ -68,9 +68,10 @@ class SlotLimiter(Protocol):
         ...
 
 
-def run_slots_key(run_id: int) -> str:
-    """Return the Redis key prefix of a run's lease."""
-    return f"enterpriseval:run:{run_id}:slots"
+def run_slots_key(run_id: int, database: str) -> str:
+    """Return the Redis key of a run's lease; ``database`` names the run's database, so
+    deployments (and test databases) sharing one Redis server never share a lease."""
+    return f"enterpriseval:{database}:run:{run_id}:slots"
 
 
 class RedisSlots:
@@ -108,6 +109,7 @@ class RedisSlots:
         self._redis: Any = None
         self._script: Any = None
         self._manager: asyncio.Task[None] | None = None
+        self._closing = False
 
     async def __aenter__(self) -> RedisSlots:
         import redis.asyncio
@@ -119,6 +121,7 @@ class RedisSlots:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        self._closing = True
         if self._manager is not None:
             self._manager.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -169,7 +172,7 @@ class RedisSlots:
     async def _manage(self) -> None:
         loop = asyncio.get_running_loop()
         renewed = loop.time()
-        while True:
+        while not self._closing:
             want = min(self.want_max, self.in_use + len(self._waiters))
             # Never ask for fewer than the calls in flight hold.
             want = max(want, self.in_use)
@@ -180,8 +183,11 @@ class RedisSlots:
                 await asyncio.sleep(self.poll_s)  # the others hold the slots: ask again soon
                 continue
             self._wake.clear()
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose a cancellation
+            # that arrives as the event is set, and the manager would never stop.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.ttl_s / 3)
+                async with asyncio.timeout(self.ttl_s / 3):
+                    await self._wake.wait()
             # Let a finished call's coroutine take its next item before counting what is
             # wanted, so a steady run makes no round trip per call.
             await asyncio.sleep(self.poll_s)

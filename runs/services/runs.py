@@ -31,7 +31,7 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -284,9 +284,8 @@ def _run_slots(run: Run, in_flight: int) -> Callable[[], RedisSlots] | None:
     url = getattr(settings, "RUN_SLOTS_REDIS_URL", "")
     if not url:
         return None
-    return lambda: RedisSlots(
-        url=url, key=run_slots_key(run.pk), limit=run.concurrency, want_max=in_flight
-    )
+    key = run_slots_key(run.pk, str(connection.settings_dict["NAME"]))
+    return lambda: RedisSlots(url=url, key=key, limit=run.concurrency, want_max=in_flight)
 
 
 def _budget(value: Decimal | str | None) -> Decimal | None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from test_judge_llm import make_run, rubric_responder
 
 from demo.testing.fakellm import FakeLLMServer
 from runs.models import JudgeScore, Unit
 from runs.services.judging import DEFAULT_CONCURRENCY, judge_get_or_create, judge_run
-from test_judge_llm import make_run, rubric_responder
 
 
 @pytest.fixture
