@@ -71,6 +71,7 @@ test-slow: venv
 bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
+	$(PY) -m bench.cases_runs
 	$(PY) -m bench.cases_scorecard
 
 # inspect_ai, the executor benchmark's peer, lives in its own environment (it pins boto3).
@@ -103,3 +104,4 @@ format: venv
 # The run executor: 4,000 calls to a 200 ms loopback model at concurrency 64 (~15 s).
 bench-executor: venv
 	$(PY) -m bench.cases_executor
+	$(PY) -m bench.cases_runs

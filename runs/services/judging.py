@@ -699,7 +699,11 @@ def _judge_pipeline(
         assert task is not None
         main_task.append(task)
         started.set()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await scorer.open(concurrency=concurrency)
+        try:
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+        finally:
+            await scorer.aclose()
 
     def serve() -> None:
         try:
