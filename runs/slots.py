@@ -163,6 +163,10 @@ class RedisSlots:
                 waiter.set_result(None)
 
     async def _lease(self, want: int) -> None:
+        if want < self.granted:
+            # Stop handing out the slots being given back before Redis hears of it: a call
+            # taking one while the script runs would hold a slot another process is granted.
+            self.granted = max(want, self.in_use)
         granted = await self._script(
             keys=self.keys, args=[self.holder, want, self.limit, round(self.ttl_s * 1000)]
         )
@@ -172,6 +176,7 @@ class RedisSlots:
     async def _manage(self) -> None:
         loop = asyncio.get_running_loop()
         renewed = loop.time()
+        await asyncio.sleep(self.poll_s)  # the calls take their slots before any counting
         while not self._closing:
             want = min(self.want_max, self.in_use + len(self._waiters))
             # Never ask for fewer than the calls in flight hold.
