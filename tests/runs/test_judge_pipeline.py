@@ -15,7 +15,7 @@ from runs.services.judging import DEFAULT_CONCURRENCY, judge_get_or_create, judg
 
 @pytest.fixture
 def slow_judge():
-    with FakeLLMServer(responder=rubric_responder, latency=0.1) as server:
+    with FakeLLMServer(responder=rubric_responder, latency=0.3) as server:
         yield server
 
 

@@ -102,6 +102,7 @@ def test_starting_a_run_cuts_chunks_no_smaller_than_its_concurrency_needs(
 
 
 def test_one_chunk_keeps_the_runs_concurrency_in_flight(runs_world, server):
+    server.latency = 0.3  # calls long enough to overlap on a busy machine
     run = create(runs_world, sigma(runs_world, server), repeats=1, concurrency=12)
     tasks = [t.pk for t in runs_world.tasks("graded")]
     result = run_execute_chunk(run_id=run.pk, task_pks=tasks[:48])
@@ -111,6 +112,7 @@ def test_one_chunk_keeps_the_runs_concurrency_in_flight(runs_world, server):
 
 def test_a_process_keeps_no_more_calls_in_flight_than_its_setting(runs_world, server, settings):
     settings.RUN_PROCESS_MAX_IN_FLIGHT = 5
+    server.latency = 0.3
     run = create(runs_world, sigma(runs_world, server), repeats=1, concurrency=12)
     tasks = [t.pk for t in runs_world.tasks("graded")]
     result = run_execute_chunk(run_id=run.pk, task_pks=tasks[:30])
