@@ -87,9 +87,10 @@ def test_a_stop_between_writes_starts_no_further_call_and_keeps_what_was_written
 
     with pytest.raises(Stop):
         judge_it(run, slow_judge, concurrency=4, batch_size=2, on_progress=progress)
+    time.sleep(0.2)  # a request already on the wire when the calls were abandoned lands
     calls = slow_judge.calls
     assert calls < 12  # at most the outputs received before the stop plus those in flight
-    time.sleep(0.4)
+    time.sleep(0.6)
     assert slow_judge.calls == calls  # nothing runs on in the background
     written = JudgeScore.objects.values("unit__output_id").distinct().count()
     assert written == writes[-1] >= 2
