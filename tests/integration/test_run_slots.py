@@ -136,7 +136,10 @@ def test_two_workers_on_redis_never_exceed_the_runs_concurrency(tmp_path, redis_
         assert len(chunks) == 2
         workers = [start_worker(tmp_path / f"var{i}", log) for i, log in enumerate(logs)]
         try:
-            time.sleep(1.0)  # both workers listening before the chunks arrive
+            ready_by = time.monotonic() + 120  # both workers listening before the chunks arrive
+            while not all(" ready." in log.read_text() for log in logs):
+                assert time.monotonic() < ready_by, "the workers did not start"
+                time.sleep(0.2)
             for pks in chunks:
                 redis_db.send_task("runs.run_execute_chunk", args=[run.pk, pks])
             deadline = time.monotonic() + 120
