@@ -71,6 +71,7 @@ test-slow: venv
 bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
+	$(PY) -m bench.cases_runs
 	$(PY) -m bench.cases_scorecard
 	$(PY) -m bench.cases_pages
 
@@ -118,3 +119,4 @@ format: venv
 # The run executor: 4,000 calls to a 200 ms loopback model at concurrency 64 (~15 s).
 bench-executor: venv
 	$(PY) -m bench.cases_executor
+	$(PY) -m bench.cases_runs

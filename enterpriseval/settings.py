@@ -289,6 +289,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.01,
     }
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default=None)
+# Executed runs (runs/services/runs.py): the Redis server holding each run's concurrency as a
+# lease shared by every worker process (default: the broker when it is Redis; empty: none, so
+# each chunk keeps at most the run's concurrency in flight — run one worker process then),
+# and the calls one worker process keeps in flight at most.
+RUN_SLOTS_REDIS_URL = env.str(
+    "RUN_SLOTS_REDIS_URL",
+    default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
+)
+RUN_PROCESS_MAX_IN_FLIGHT = env.int("RUN_PROCESS_MAX_IN_FLIGHT", default=128)
+# The LLM judge's calls in flight when a judging names no concurrency.
+JUDGE_LLM_CONCURRENCY = env.int("JUDGE_LLM_CONCURRENCY", default=32)
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=MODE == "test")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

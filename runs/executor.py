@@ -38,12 +38,15 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
 import aiohttp
+
+from runs.slots import SlotLimiter
 
 Message = Mapping[str, str]
 OPENAI_PROVIDERS = frozenset({"openai", "openai_compatible"})
@@ -375,12 +378,16 @@ def execute(
     base_delay: float = 0.5,
     max_delay: float = 20.0,
     batch_size: int = 50,
+    slots: Callable[[], AbstractAsyncContextManager[SlotLimiter]] | None = None,
 ) -> ExecutionSummary:
     """Call the model for every item, at most ``concurrency`` at a time; deliver the results.
 
     ``on_batch`` runs in the calling thread with up to ``batch_size`` results each time,
     while later calls are in flight. If it raises, no new item is started, the items in
     flight finish (their results are not delivered) and the exception propagates.
+    ``slots``, when given, makes the limiter (entered inside the event loop) that every call
+    must also take a slot from: the run's concurrency shared with other processes
+    (:class:`runs.slots.RedisSlots`).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be ≥ 1, got {concurrency}")
@@ -410,6 +417,7 @@ def execute(
                         max_delay=max_delay,
                         batch_size=batch_size,
                         stop=stop,
+                        slots=slots,
                     )
                 )
             )
@@ -449,6 +457,7 @@ async def execute_async(
     max_delay: float = 20.0,
     batch_size: int = 50,
     stop: threading.Event | None = None,
+    slots: Callable[[], AbstractAsyncContextManager[SlotLimiter]] | None = None,
 ) -> ExecutionSummary:
     """The event-loop half of :func:`execute`; ``on_batch`` runs inside the loop here."""
     started = time.perf_counter()
@@ -474,17 +483,28 @@ async def execute_async(
             delivered += len(batch)
             on_batch(batch)
 
-    async def worker() -> None:
+    async def worker(limiter: SlotLimiter | None) -> None:
         while (item := next_item()) is not None:
-            result = await _call_with_retries(
-                item, client, timeout_s, max_attempts, base_delay, max_delay
-            )
+            if limiter is None:
+                result = await _call_with_retries(
+                    item, client, timeout_s, max_attempts, base_delay, max_delay
+                )
+            else:
+                await limiter.acquire()
+                try:
+                    result = await _call_with_retries(
+                        item, client, timeout_s, max_attempts, base_delay, max_delay
+                    )
+                finally:
+                    limiter.release()
             budget.add(result)
             buffer.append(result)
             deliver()
 
     try:
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        async with contextlib.AsyncExitStack() as stack:
+            limiter = await stack.enter_async_context(slots()) if slots is not None else None
+            await asyncio.gather(*(worker(limiter) for _ in range(concurrency)))
     finally:
         with contextlib.suppress(Exception):
             await client.aclose()

@@ -12,7 +12,8 @@ The responder maps the request body (a dict) to the message content: a string is
 a dict or list is sent as its JSON text. Faults are scripted per call, in order, and consumed
 one per request (``None`` in a script means "answer normally"); once the script is used up
 every call is answered normally. A fixed or per-call latency applies to every call.
-Everything the server received is counted and kept (:attr:`calls`, :attr:`requests`).
+Everything the server received is counted and kept (:attr:`calls`, :attr:`requests`), and
+so are the requests being answered at once (:attr:`in_flight`, :attr:`max_in_flight`).
 
 Never used by the product: it stands in for a model provider in tests only.
 """
@@ -131,6 +132,8 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._script: collections.deque[Fault | None] = collections.deque()
         self._calls = 0
+        self._in_flight = 0
+        self._max_in_flight = 0
         self._requests: list[dict[str, Any]] = []
         self._statuses: list[int] = []
         self._errors: list[str] = []
@@ -209,6 +212,7 @@ class FakeLLMServer:
         with self._lock:
             self._script.clear()
             self._calls = 0
+            self._max_in_flight = self._in_flight
             self._requests.clear()
             self._statuses.clear()
             self._errors.clear()
@@ -218,6 +222,18 @@ class FakeLLMServer:
         """Return how many chat-completion requests the server has received."""
         with self._lock:
             return self._calls
+
+    @property
+    def in_flight(self) -> int:
+        """Return how many chat-completion requests are being answered now."""
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """Return the most chat-completion requests answered at one time (since reset)."""
+        with self._lock:
+            return self._max_in_flight
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -292,6 +308,16 @@ class FakeLLMServer:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
     async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
             body = json.loads(raw)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import queue
 import re
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -69,7 +72,7 @@ PURPOSE_CHOICES = [
     (Treatment.INFORMATIONAL.value, "Informational metric only"),
 ]
 OUTPUT_BATCH = 200
-DEFAULT_CONCURRENCY = 8
+DEFAULT_CONCURRENCY = 32
 MAX_LISTED_FAILURES = 20
 NAME_PATTERN = re.compile(r"[-a-zA-Z0-9_]{1,80}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
@@ -238,14 +241,16 @@ def judge_run(
     Refuses a gated purpose when the judge's model is σ's model (SPEC §2: a system never
     grades itself for a gated metric). Idempotent: outputs whose units this judge version
     has scored are skipped, so a second call only judges what the first left (new units, or
-    outputs whose judging failed). Outputs are judged in batches of ``batch_size``; an LLM
-    judge's calls in a batch run concurrently (at most ``concurrency`` in flight), and each
-    batch's scores are written in one transaction, all of an output's or none. No
+    outputs whose judging failed). An LLM judge keeps ``concurrency`` calls in flight all the
+    time (default: the setting ``JUDGE_LLM_CONCURRENCY``, else 32), outputs loaded and scores
+    written ``batch_size`` outputs at a time (or each second) while the calls continue
+    (:func:`_judge_pipeline`); the offline judge scores ``batch_size`` outputs at a time. Each
+    write is one transaction, all of an output's scores or none. No
     transaction is held open across model calls; the ``run.judge`` audit entry is written
     last, with the counts. ``api_base``/``api_key_env`` default to the settings
     ``JUDGE_LLM_API_BASE``/``JUDGE_LLM_API_KEY_ENV`` (unset: litellm's provider defaults).
     ``on_progress`` is called with the summary so far once the outputs to judge are known and
-    after each batch's scores are written.
+    after each write of scores; if it raises (a cancelled judging), judging stops there.
     """
     started = time.monotonic()
     if actor is not None:
@@ -276,18 +281,19 @@ def judge_run(
     pending = _outputs_to_judge(run, judge, summary)
     if on_progress is not None:
         on_progress(summary)
-    # One event loop for every batch (litellm keeps clients per loop); the Runner cancels
-    # litellm's background logging tasks when it closes, as asyncio.run would.
-    with asyncio.Runner() as runner:
+    if isinstance(scorer, LLMJudge):
+        _judge_pipeline(
+            judge,
+            scorer,
+            pending,
+            summary,
+            concurrency=concurrency or _default_concurrency(),
+            batch_size=batch_size,
+            on_progress=on_progress,
+        )
+    else:
         for start in range(0, len(pending), batch_size):
-            _judge_batch(
-                judge,
-                scorer,
-                pending[start : start + batch_size],
-                summary,
-                runner=runner,
-                concurrency=concurrency or _default_concurrency(),
-            )
+            _judge_batch(judge, scorer, pending[start : start + batch_size], summary)
             if on_progress is not None:
                 on_progress(summary)
     summary.seconds = round(time.monotonic() - started, 3)
@@ -704,30 +710,158 @@ def _outputs_to_judge(run: Run, judge: Judge, summary: JudgeSummary) -> list[int
 
 def _judge_batch(
     judge: Judge,
-    scorer: OfflineJudge | LLMJudge,
+    scorer: OfflineJudge,
     output_ids: Sequence[int],
     summary: JudgeSummary,
-    *,
-    runner: asyncio.Runner,
-    concurrency: int,
 ) -> None:
     outputs, items, unit_ids = _load_batch(output_ids, judge)
-    results: list[list[UnitScore] | JudgeError]
-    if isinstance(scorer, LLMJudge):
-        replies = runner.run(scorer.ascore_many(items, concurrency=concurrency))
-        results = []
-        for reply in replies:
-            if isinstance(reply, JudgeResult):
-                summary.llm_calls += reply.attempts
-                summary.prompt_tokens += reply.prompt_tokens
-                summary.completion_tokens += reply.completion_tokens
-                results.append(reply.scores)
-            else:
-                summary.llm_calls += getattr(reply, "attempts", 0)
-                results.append(reply)
-    else:
-        results = [scorer.score(item) for item in items]
+    results: list[list[UnitScore] | JudgeError] = [scorer.score(item) for item in items]
+    _record(judge, outputs, results, unit_ids, summary)
 
+
+def _judge_pipeline(
+    judge: Judge,
+    scorer: LLMJudge,
+    pending: Sequence[int],
+    summary: JudgeSummary,
+    *,
+    concurrency: int,
+    batch_size: int,
+    on_progress: Callable[[JudgeSummary], None] | None,
+) -> None:
+    """Judge ``pending`` outputs with ``concurrency`` calls in flight all the time.
+
+    The calls run in an event loop in a helper thread: ``concurrency`` coroutines take items
+    from one queue, each starting its next call as soon as its last one is answered. This
+    thread, which owns the database connection, keeps that queue ahead of them (loading
+    ``batch_size`` outputs at a time whenever fewer than ``2 × concurrency`` are queued or in
+    flight) and writes the finished outputs' scores, all of an output's or none, once
+    ``batch_size`` are finished or a second has passed, then calls ``on_progress``. If
+    ``on_progress`` raises (a cancelled judging) or a write fails, no new call starts, the
+    calls in flight are abandoned and the exception propagates; what was written stays.
+    """
+    loop = asyncio.new_event_loop()
+    inbox: asyncio.Queue[tuple[int, JudgeItem] | None] = asyncio.Queue()
+    finished: queue.Queue[tuple[int, JudgeResult | JudgeError] | BaseException] = queue.Queue()
+    started = threading.Event()
+    main_task: list[asyncio.Task[Any]] = []
+
+    async def call(output_id: int, item: JudgeItem) -> None:
+        try:
+            reply: JudgeResult | JudgeError = await scorer.ascore(item)
+        except JudgeError as error:
+            reply = error
+        finished.put((output_id, reply))
+
+    async def worker() -> None:
+        while (entry := await inbox.get()) is not None:
+            await call(*entry)
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        main_task.append(task)
+        started.set()
+        await scorer.open(concurrency=concurrency)
+        try:
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+        finally:
+            await scorer.aclose()
+
+    def serve() -> None:
+        try:
+            with asyncio.Runner(loop_factory=lambda: loop) as runner:
+                runner.run(main())
+        except asyncio.CancelledError:
+            pass
+        except BaseException as error:  # a bug in the judge: fail the judging, not hang it
+            finished.put(error)
+        finally:
+            started.set()
+
+    context: dict[int, tuple[Output, dict[str, int]]] = {}
+    done: list[tuple[int, JudgeResult | JudgeError]] = []
+    position = submitted = received = 0
+    closed = False
+
+    def feed() -> None:
+        nonlocal position, submitted, closed
+        while position < len(pending) and submitted - received < 2 * concurrency:
+            ids = pending[position : position + batch_size]
+            position += len(ids)
+            outputs, items, unit_ids = _load_batch(ids, judge)
+            for output, item in zip(outputs, items, strict=True):
+                context[output.pk] = (output, unit_ids[output.pk])
+                loop.call_soon_threadsafe(inbox.put_nowait, (output.pk, item))
+                submitted += 1
+        if position >= len(pending) and not closed:
+            for _ in range(concurrency):
+                loop.call_soon_threadsafe(inbox.put_nowait, None)
+            closed = True
+
+    def write() -> None:
+        outputs = [context[output_id][0] for output_id, _ in done]
+        results = [_unpack(reply, summary) for _, reply in done]
+        ids = {output_id: context.pop(output_id)[1] for output_id, _ in done}
+        done.clear()
+        _record(judge, outputs, results, ids, summary)
+        if on_progress is not None:
+            on_progress(summary)
+
+    thread = threading.Thread(target=serve, name="judge-loop", daemon=True)
+    thread.start()
+    started.wait()
+    completed = False
+    try:
+        feed()
+        last_write = time.monotonic()
+        while received < submitted or not closed:
+            try:
+                entries = [finished.get(timeout=0.05)]
+            except queue.Empty:
+                entries = []
+            while True:
+                try:
+                    entries.append(finished.get_nowait())
+                except queue.Empty:
+                    break
+            for entry in entries:
+                if isinstance(entry, BaseException):
+                    raise entry
+                received += 1
+                done.append(entry)
+            all_in = closed and received == submitted
+            if done and (len(done) >= batch_size or all_in or time.monotonic() - last_write >= 1.0):
+                write()
+                last_write = time.monotonic()
+            feed()
+        completed = True
+    finally:
+        if not completed and main_task and loop.is_running():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(main_task[0].cancel)
+        thread.join()
+
+
+def _unpack(reply: JudgeResult | JudgeError, summary: JudgeSummary) -> list[UnitScore] | JudgeError:
+    """Count one LLM reply's calls and tokens; return its scores or its error."""
+    if isinstance(reply, JudgeResult):
+        summary.llm_calls += reply.attempts
+        summary.prompt_tokens += reply.prompt_tokens
+        summary.completion_tokens += reply.completion_tokens
+        return reply.scores
+    summary.llm_calls += getattr(reply, "attempts", 0)
+    return reply
+
+
+def _record(
+    judge: Judge,
+    outputs: Sequence[Output],
+    results: Sequence[list[UnitScore] | JudgeError],
+    unit_ids: dict[int, dict[str, int]],
+    summary: JudgeSummary,
+) -> None:
+    """Write the scores of judged outputs in one transaction and count what came of each."""
     rows: list[JudgeScore] = []
     for output, result in zip(outputs, results, strict=True):
         if isinstance(result, JudgeError):

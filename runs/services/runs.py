@@ -1,10 +1,21 @@
 """Writes for executed runs: create a run of σ over a split × K, start it, execute its chunks.
 
-A run is executed in chunks of ~50 tasks × K repeats, one Celery task per chunk, each running
-an asyncio loop of model calls (runs.executor) and writing outputs in batches. Every write is
-keyed by (run, task, repeat): a chunk executed twice (a redelivered task after a lost worker,
-a second ``run_start``) skips what exists, and the UNIQUE(run, task, repeat_index) constraint
-is the final guard, so a run never holds two outputs of one unit of work.
+A run is executed in chunks, one Celery task per chunk, each running an asyncio loop of model
+calls (runs.executor) and writing outputs and progress in batches of ``WRITE_BATCH`` results
+(a fixed number of queries per batch, never one per call). A chunk holds at least
+``CHUNK_ITEMS_PER_SLOT`` × the run's concurrency items (and at least ``chunk_tasks`` tasks), so
+one chunk can keep every slot busy and chunk boundaries are few.
+
+The run's concurrency holds for the run, not per chunk: on a Redis broker every call takes a
+slot of the run's lease in Redis (runs.slots), shared by all chunks in all worker processes,
+and a process keeps at most ``RUN_PROCESS_MAX_IN_FLIGHT`` calls of it in flight (a setting:
+what one process's CPU sustains). The filesystem broker has no shared store: each chunk
+keeps at most the run's concurrency in flight, so there run one worker process
+(``--concurrency=1``) for the limit to hold for the run (README, RUN_SLOTS_REDIS_URL).
+
+Every write is keyed by (run, task, repeat): a chunk executed twice (a redelivered task after
+a lost worker, a second ``run_start``) skips what exists, and the UNIQUE(run, task,
+repeat_index) constraint is the final guard, so a run never holds two outputs of one unit of work.
 
 Counters, as for imported runs: ``items_done`` counts every output written (succeeded or
 failed), ``items_failed`` those that failed; the run is complete when ``items_done`` equals
@@ -13,12 +24,14 @@ failed), ``items_failed`` those that failed; the run is complete when ``items_do
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.core.exceptions import ImproperlyConfigured
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -40,9 +53,12 @@ from runs.models import Output, OutputStatus, Run, RunMode, RunStatus
 from runs.prompting import TemplateError, check_prompts, cited_ids, render_messages
 from runs.retrieval import DEFAULT_TOP_K, Chunk, retrieve
 from runs.services.outputs import _check_run_inputs, run_sources_payload, units_build
+from runs.slots import RedisSlots, run_slots_key
 
 RUN_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 CHUNK_TASKS = 50
+CHUNK_ITEMS_PER_SLOT = 4
+PROCESS_MAX_IN_FLIGHT = 128
 WRITE_BATCH = 50
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 256
@@ -133,6 +149,9 @@ def run_start(
 ) -> list[list[int]]:
     """Enqueue one Celery task per chunk of tasks that still lack an output; return the chunks.
 
+    A chunk holds ``chunk_tasks`` tasks, or more where needed for its items (tasks × repeats)
+    to reach :data:`CHUNK_ITEMS_PER_SLOT` × the run's concurrency.
+
     Starting a running run again resumes it: only chunks with missing outputs are enqueued,
     and a chunk that runs twice writes nothing twice. ``enqueue=False`` only marks the run
     started and returns the chunks, for a caller that executes them in-process.
@@ -147,7 +166,10 @@ def run_start(
         raise ConflictError(
             f"run {locked.pk} is {locked.get_status_display().lower()}; create a new run instead"
         )
-    chunks = _chunks(_unfinished_task_pks(locked), chunk_tasks)
+    chunks = _chunks(
+        _unfinished_task_pks(locked),
+        chunk_size(chunk_tasks=chunk_tasks, repeats=locked.repeats, concurrency=locked.concurrency),
+    )
     if locked.status == RunStatus.PENDING:
         locked.status = RunStatus.RUNNING
         locked.started_at = timezone.now()
@@ -201,8 +223,9 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
     if not items:
         _complete_if_done(run_id)
         return ChunkResult(run_id, 0, 0, len(done), 0, _status(run_id))
+    in_flight = min(run.concurrency, _process_max_in_flight())
     try:
-        client = client_for(document["model"], concurrency=run.concurrency)
+        client = client_for(document["model"], concurrency=in_flight)
     except ModelCallError as error:
         _fail(run_id, f"cannot call the model: {error.reason}")
         return ChunkResult(run_id, 0, 0, len(done), len(items), RunStatus.FAILED)
@@ -215,16 +238,18 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
         new = _write_batch(run, results)
         written += len(new)
         failed += sum(o.status == OutputStatus.FAILED for o in new)
-        budget.sync(Run.objects.values_list("cost_usd", flat=True).get(pk=run_id))
+        if budget.limit is not None:  # what the run's other chunks have spent
+            budget.sync(Run.objects.values_list("cost_usd", flat=True).get(pk=run_id))
 
     summary = execute(
         items,
         client=client,
-        concurrency=run.concurrency,
+        concurrency=in_flight,
         timeout_s=timeout_for(document["model"]),
         budget=budget,
         on_batch=write,
         batch_size=WRITE_BATCH,
+        slots=_run_slots(run, in_flight),
     )
     if summary.budget_exhausted:
         _stop_on_budget(run_id)
@@ -233,7 +258,34 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
     return ChunkResult(run_id, written, failed, len(done), summary.not_started, _status(run_id))
 
 
+def chunk_size(*, chunk_tasks: int, repeats: int, concurrency: int) -> int:
+    """Return the tasks per chunk: ``chunk_tasks``, raised until the chunk's items (tasks ×
+    ``repeats``) reach :data:`CHUNK_ITEMS_PER_SLOT` × ``concurrency``."""
+    if chunk_tasks < 1 or repeats < 1 or concurrency < 1:
+        raise ValueError(
+            f"chunk_tasks, repeats and concurrency must be ≥ 1, got {chunk_tasks}, {repeats}, "
+            f"{concurrency}"
+        )
+    return max(chunk_tasks, -(-CHUNK_ITEMS_PER_SLOT * concurrency // repeats))
+
+
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _process_max_in_flight() -> int:
+    value = int(getattr(settings, "RUN_PROCESS_MAX_IN_FLIGHT", PROCESS_MAX_IN_FLIGHT))
+    if value < 1:
+        raise ImproperlyConfigured(f"RUN_PROCESS_MAX_IN_FLIGHT must be ≥ 1, got {value}")
+    return value
+
+
+def _run_slots(run: Run, in_flight: int) -> Callable[[], RedisSlots] | None:
+    """Return the maker of the run's shared slots when a Redis server holds them, else None."""
+    url = getattr(settings, "RUN_SLOTS_REDIS_URL", "")
+    if not url:
+        return None
+    key = run_slots_key(run.pk, str(connection.settings_dict["NAME"]))
+    return lambda: RedisSlots(url=url, key=key, limit=run.concurrency, want_max=in_flight)
 
 
 def _budget(value: Decimal | str | None) -> Decimal | None:
@@ -343,12 +395,17 @@ def _write_batch(run: Run, results: list[ItemResult]) -> list[Output]:
         cost_unknown_items=F("cost_unknown_items") + sum(o.cost_usd is None for o in succeeded),
     )
     units_build(outputs=succeeded)
-    _complete_if_done(run.pk)
+    _finish_if_done(run.pk)
     return new
 
 
 @transaction.atomic
 def _complete_if_done(run_id: int) -> None:
+    _finish_if_done(run_id)
+
+
+def _finish_if_done(run_id: int) -> None:
+    """Mark the run completed once every item has an output (inside the caller's transaction)."""
     finished = Run.objects.filter(
         pk=run_id,
         status=RunStatus.RUNNING,

@@ -1,0 +1,167 @@
+"""A run's concurrency holds across worker processes: the lease in Redis, and two real workers.
+
+Redis database 12 (the other integration suites use 14 and 15). The two-worker test needs
+PostgreSQL: the workers and the test share the test database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from celery import Celery
+from django.db import connection
+from test_run_worker_kill import ROOT, world
+from test_run_worker_kill import worker_environment as kill_test_environment
+
+from demo.testing.fakellm import FakeLLMServer
+from runs.executor import BudgetGuard, OpenAICompatibleClient, WorkItem, execute
+from runs.models import Output, RunStatus
+from runs.services.runs import run_create, run_start
+from runs.slots import RedisSlots, run_slots_key
+
+REDIS_URL = "redis://127.0.0.1:6379/12"
+
+pytestmark = pytest.mark.integration
+
+
+def start_worker(var_dir, log):
+    env = kill_test_environment(var_dir)
+    env["CELERY_BROKER_URL"] = REDIS_URL
+    env.pop("RUN_SLOTS_REDIS_URL", None)  # the default: the broker
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("celery")),
+            "-A",
+            "enterpriseval",
+            "worker",
+            "--loglevel=INFO",
+            "--pool=solo",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("a"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+@pytest.fixture
+def redis_db():
+    producer = Celery(broker=REDIS_URL, set_as_current=False)
+    with producer.connection_for_write() as conn:
+        conn.default_channel.client.flushdb()
+    return producer
+
+
+def run_chunk(server: FakeLLMServer, key: str, limit: int, calls: int) -> int:
+    """Execute ``calls`` calls at a local concurrency of ``limit`` under the shared lease."""
+    client = OpenAICompatibleClient(api_base=server.base_url, model="fake", concurrency=limit)
+    delivered: list[object] = []
+    messages = [{"role": "user", "content": "hello"}]
+    execute(
+        [WorkItem(i, 0, messages) for i in range(calls)],
+        client=client,
+        concurrency=limit,
+        timeout_s=10,
+        budget=BudgetGuard(),
+        on_batch=delivered.extend,
+        slots=lambda: RedisSlots(url=REDIS_URL, key=key, limit=limit, poll_s=0.01),
+    )
+    return len(delivered)
+
+
+def test_two_executors_sharing_a_lease_never_exceed_its_limit(redis_db):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with (
+        FakeLLMServer(latency=0.05) as server,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        jobs = [pool.submit(run_chunk, server, "test:lease", 6, 60) for _ in range(2)]
+        assert [job.result(timeout=120) for job in jobs] == [60, 60]
+        # Each wanted 6 in flight; together they held 6, and used them all.
+        assert server.max_in_flight == 6
+        assert server.calls == 120
+    client = redis_db.connection_for_write().default_channel.client
+    assert client.hlen("test:lease") == 0  # every slot given back
+
+
+def test_a_holder_that_dies_loses_its_slots_when_its_lease_expires(redis_db):
+    async def scenario() -> tuple[int, int, int]:
+        dead = RedisSlots(url=REDIS_URL, key="test:expiry", limit=4, ttl_s=0.5)
+        await dead.__aenter__()
+        assert dead._manager is not None
+        dead._manager.cancel()  # killed: no renewal, no release
+        async with RedisSlots(url=REDIS_URL, key="test:expiry", limit=4, ttl_s=0.5) as alive:
+            at_first = alive.granted
+            await asyncio.sleep(0.8)
+            await alive.acquire()  # asks again: the dead lease has expired
+            alive.release()
+            later = alive.granted
+        await dead._redis.aclose()
+        return dead.granted, at_first, later
+
+    dead, at_first, later = asyncio.run(scenario())
+    # the dead lease expired: the call waiting got its slot (one: only one call wanted it)
+    assert (dead, at_first, later) == (4, 0, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_on_redis_never_exceed_the_runs_concurrency(tmp_path, redis_db):
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker processes share the test database: needs PostgreSQL")
+    concurrency = 6
+    logs = [tmp_path / "worker-a.log", tmp_path / "worker-b.log"]
+    with FakeLLMServer(latency=0.1) as server:
+        actor, use_case, sigma = world(server)
+        run = run_create(
+            actor=actor,
+            use_case=use_case,
+            configuration=sigma,
+            task_set=sigma.use_case.task_sets.get(),
+            split="graded",
+            repeats=2,
+            concurrency=concurrency,
+        )
+        # Chunks of 12 tasks × 2 repeats (4 × the concurrency): two chunks, one per worker.
+        chunks = run_start(actor=actor, run=run, chunk_tasks=12, enqueue=False)
+        assert len(chunks) == 2
+        workers = [start_worker(tmp_path / f"var{i}", log) for i, log in enumerate(logs)]
+        try:
+            ready_by = time.monotonic() + 120  # both workers listening before the chunks arrive
+            while not all(" ready." in log.read_text() for log in logs):
+                assert time.monotonic() < ready_by, "the workers did not start"
+                time.sleep(0.2)
+            for pks in chunks:
+                redis_db.send_task("runs.run_execute_chunk", args=[run.pk, pks])
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                run.refresh_from_db()
+                if run.status != RunStatus.RUNNING:
+                    break
+                time.sleep(0.1)
+        finally:
+            for worker in workers:
+                worker.send_signal(signal.SIGTERM)
+            for worker in workers:
+                try:
+                    worker.wait(30)
+                except subprocess.TimeoutExpired:
+                    worker.kill()
+        text = "\n".join(log.read_text()[-2000:] for log in logs)
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED, text
+        assert Output.objects.filter(run=run).count() == run.items_total == 40
+        # Both workers executed a chunk at once, and together kept the run's limit.
+        assert all("succeeded" in log.read_text() for log in logs), text
+        assert server.max_in_flight == concurrency
+    client = redis_db.connection_for_write().default_channel.client
+    assert client.hlen(run_slots_key(run.pk, connection.settings_dict["NAME"])) == 0
