@@ -21,6 +21,20 @@ PairFault = Literal["equal", "inverted"]
 
 
 @dataclass(frozen=True)
+class AgreementCriterion:
+    """One criterion a human-graded metric uses: a rubric field collapsed to positive vs not.
+
+    SPEC §5.1: agreement is measured on what the metric uses, not on the field's full scale
+    (hallucination rate reads ``supported`` as fully-or-partially vs not).
+    """
+
+    name: str
+    field: str
+    positive: frozenset[str]
+    label: str
+
+
+@dataclass(frozen=True)
 class CatalogueMetric:
     id: str
     name: str
@@ -31,6 +45,7 @@ class CatalogueMetric:
     level: int
     scale: str
     definition: str
+    criteria: tuple[AgreementCriterion, ...] = ()
 
     @property
     def level_label(self) -> str:
@@ -57,6 +72,15 @@ def catalogue() -> dict[str, CatalogueMetric]:
             level=int(entry["level"]),
             scale=entry["scale"],
             definition=entry["definition"],
+            criteria=tuple(
+                AgreementCriterion(
+                    name=item["criterion"],
+                    field=item["field"],
+                    positive=frozenset(item["positive"]),
+                    label=item["label"],
+                )
+                for item in entry.get("agreement") or ()
+            ),
         )
         metrics[metric.id] = metric
     return metrics
