@@ -17,6 +17,12 @@ from enterpriseval.documents import config_data
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
 AUTONOMY_LABELS = ("A0", "A1", "A2", "A3", "A4")
 Direction = Literal["higher", "lower"]
+#: The agreement rules a charter may pre-register per human-graded metric (SPEC §5.1):
+#: κ/α on the metric's criteria against the charter's κ target (the default), or Gwet's AC1
+#: against a threshold the rule states.
+KAPPA_RULE = "kappa"
+AC1_RULE = "ac1"
+AGREEMENT_RULES: tuple[str, ...] = (KAPPA_RULE, AC1_RULE)
 PairFault = Literal["equal", "inverted"]
 
 
@@ -46,6 +52,7 @@ class CatalogueMetric:
     scale: str
     definition: str
     criteria: tuple[AgreementCriterion, ...] = ()
+    agreement_exempt: str = ""  # why no inter-rater agreement applies to its human labels
 
     @property
     def level_label(self) -> str:
@@ -81,6 +88,7 @@ def catalogue() -> dict[str, CatalogueMetric]:
                 )
                 for item in entry.get("agreement") or ()
             ),
+            agreement_exempt=entry.get("agreement_exempt", ""),
         )
         metrics[metric.id] = metric
     return metrics

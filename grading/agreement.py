@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from charters.catalogue import AgreementCriterion, catalogue
+from charters.catalogue import AC1_RULE, AGREEMENT_RULES, KAPPA_RULE, AgreementCriterion, catalogue
 from enterpriseval.stats import cluster_mean_ci, cohens_kappa, krippendorff_alpha
 from grading.rubric import FIELDS, FIELDS_BY_NAME, criterion_scores
 
@@ -503,6 +503,10 @@ class CriterionAgreement:
         return math.isfinite(self.lo) and math.isfinite(self.hi)
 
     @property
+    def prevalence_percent(self) -> float:
+        return 100.0 * self.profile.prevalence
+
+    @property
     def low_prevalence(self) -> bool:
         """Whether the rarer category is below :data:`LOW_PREVALENCE` (the kappa paradox)."""
         prevalence = self.profile.prevalence
@@ -605,10 +609,6 @@ def metric_agreements(
 
 # --------------------------------------------------------------------------- the rule
 
-KAPPA_RULE = "kappa"
-AC1_RULE = "ac1"
-AGREEMENT_RULES: tuple[str, ...] = (KAPPA_RULE, AC1_RULE)
-
 
 @dataclass(frozen=True)
 class AgreementRule:
@@ -631,32 +631,37 @@ class AgreementRule:
         return f"{what} ≥ {threshold_text(self.threshold)} on each criterion"
 
 
+def compared_text(value: float, target: float) -> str:
+    """Return ``value`` with enough digits that, read beside ``target``, it compares as it is.
+
+    Two decimals unless rounding moves it across ``target`` (0.5986 against 0.60 would read
+    "0.60", which is not below 0.60): then as many as it takes (0.599), up to 12. A value
+    equal to the target prints as the target does.
+    """
+    if not math.isfinite(value):
+        return "undefined"
+    for digits in range(2, 13):
+        text = f"{value:.{digits}f}"
+        if (float(text) < target) == (value < target):
+            return text
+    return repr(value)
+
+
 def below_text(value: float, target: float) -> str:
     """Return "value < target" with enough digits that the printed comparison reads true.
 
-    Two decimals unless they round ``value`` up to ``target`` or beyond (0.5986 against
-    0.60 prints "0.599 < 0.60"), then as many as it takes, up to 12.
+    "assertive α = 0.60 < 0.60" (0.5986 rounded) is never printed: it reads "0.599 < 0.60".
     """
     if not value < target:
         raise ValueError(f"value: {value!r} is not below target {target!r}")
-    target_text = threshold_text(target)
-    for digits in range(2, 13):
-        text = f"{value:.{digits}f}"
-        if float(text) < target:
-            return f"{text} < {target_text}"
-    return f"{value!r} < {target_text}"
+    return f"{compared_text(value, target)} < {threshold_text(target)}"
 
 
 def at_least_text(value: float, target: float) -> str:
     """Return "value ≥ target", with digits enough that it reads true (see :func:`below_text`)."""
     if not value >= target:
         raise ValueError(f"value: {value!r} is not at least target {target!r}")
-    target_text = threshold_text(target)
-    for digits in range(2, 13):
-        text = f"{value:.{digits}f}"
-        if float(text) >= target:
-            return f"{text} ≥ {target_text}"
-    return f"{value!r} ≥ {target_text}"
+    return f"{compared_text(value, target)} ≥ {threshold_text(target)}"
 
 
 def threshold_text(value: float) -> str:
@@ -666,6 +671,20 @@ def threshold_text(value: float) -> str:
         if float(text) == value:
             return text
     return repr(value)
+
+
+def agreement_rule(entry: Mapping[str, object] | None, kappa_target: float) -> AgreementRule:
+    """Return the rule a charter metric entry pre-registers, or the default κ/α rule.
+
+    A charter that states none (every charter before the field existed) reads κ/α on the
+    metric's criteria against its ``kappa_target``.
+    """
+    if not entry or entry.get("rule", KAPPA_RULE) == KAPPA_RULE:
+        return AgreementRule(KAPPA_RULE, float(kappa_target))
+    threshold = entry.get("threshold")
+    if entry.get("rule") != AC1_RULE or not isinstance(threshold, int | float):
+        raise ValueError(f"entry: not an agreement rule: {dict(entry)!r}")
+    return AgreementRule(AC1_RULE, float(threshold))
 
 
 def criterion_figure(agreement: CriterionAgreement, rule: AgreementRule) -> float:
