@@ -159,14 +159,14 @@ def charter_document(
             _with_rule(
                 {
                     "id": metric.metric_id,
-                "treatment": metric.treatment,
-                "direction": known[metric.metric_id].direction
-                if metric.metric_id in known
-                else None,
-                "theta_out": metric.theta_out,
-                "theta_in": metric.theta_in,
-                "weight": metric.weight,
-                "harm_statement": metric.harm_statement,
+                    "treatment": metric.treatment,
+                    "direction": known[metric.metric_id].direction
+                    if metric.metric_id in known
+                    else None,
+                    "theta_out": metric.theta_out,
+                    "theta_in": metric.theta_in,
+                    "weight": metric.weight,
+                    "harm_statement": metric.harm_statement,
                     "planned_n": metric.planned_n,
                     "reason": metric.reason,
                 },
@@ -370,9 +370,7 @@ def _metrics(raw: Any, reader: _Reader) -> list[dict[str, Any]]:
     return metrics
 
 
-def _agreement_rule(
-    raw: Any, path: str, metric_id: str, reader: _Reader
-) -> dict[str, Any] | None:
+def _agreement_rule(raw: Any, path: str, metric_id: str, reader: _Reader) -> dict[str, Any] | None:
     """Read a metric's pre-registered agreement rule: ``{rule: kappa}`` or ``{rule: ac1,
     threshold: 0.7}`` (SPEC §5.1)."""
     if isinstance(raw, str):

@@ -758,7 +758,9 @@ def gate_evaluate(
     missing = not measured.all()
     decision: Status = "Undetermined" if missing or any(low_kappa) else (worst or "Undetermined")
     computed = list(statuses)
-    statuses = ["Undetermined" if low else status for status, low in zip(statuses, low_kappa)]
+    statuses = [
+        "Undetermined" if low else status for status, low in zip(statuses, low_kappa, strict=True)
+    ]
 
     ei = ei_g = None
     band = None

@@ -395,9 +395,7 @@ def session_agreement(
 def criterion_codes(matrix: RatingMatrix, criterion: AgreementCriterion) -> Codes:
     """Return the field's ratings collapsed to the criterion: 1 positive, 0 not, NaN missing."""
     if matrix.field != criterion.field:
-        raise ValueError(
-            f"criterion: {criterion.name} reads {criterion.field}, not {matrix.field}"
-        )
+        raise ValueError(f"criterion: {criterion.name} reads {criterion.field}, not {matrix.field}")
     positive = np.asarray([value in criterion.positive for value in matrix.scale], dtype=bool)
     codes = np.full(matrix.codes.shape, np.nan)
     rated = ~np.isnan(matrix.codes)

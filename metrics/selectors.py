@@ -166,7 +166,9 @@ def _time_reduction(
     )
 
 
-def _metric_kappas(session: GradingSession, charter: Charter) -> dict[str, tuple[float | None, str]]:
+def _metric_kappas(
+    session: GradingSession, charter: Charter
+) -> dict[str, tuple[float | None, str]]:
     """Return, per human-graded metric, the lowest κ/α on its criteria and a note.
 
     Agreement is measured on the criteria the metric uses (SPEC §5.1), and the note names

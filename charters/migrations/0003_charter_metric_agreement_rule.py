@@ -4,15 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('charters', '0002_database_guards'),
+        ("charters", "0002_database_guards"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='chartermetric',
-            name='agreement',
-            field=models.JSONField(blank=True, default=None, help_text='The pre-registered agreement rule (SPEC §5.1); null reads the default κ/α.', null=True),
+            model_name="chartermetric",
+            name="agreement",
+            field=models.JSONField(
+                blank=True,
+                default=None,
+                help_text="The pre-registered agreement rule (SPEC §5.1); null reads the default κ/α.",
+                null=True,
+            ),
         ),
     ]

@@ -161,7 +161,8 @@ class EligibilityRow:
     @property
     def blocking_fields(self) -> list[str]:
         blocked = set(self.blocking)
-        return list(dict.fromkeys(a.criterion.field for a in self.agreements if a.criterion.name in blocked))
+        fields = (a.criterion.field for a in self.agreements if a.criterion.name in blocked)
+        return list(dict.fromkeys(fields))
 
     @property
     def criteria(self) -> list[tuple[CriterionAgreement, str]]:
@@ -321,7 +322,8 @@ def _eligibility(
         if metric.criteria:
             rule = agreement_rule(entry.get("agreement"), kappa_target)
             verdict = metric_eligibility(metric.id, agreements, rule)
-        result.append(EligibilityRow(metric.id, metric.name, entry["treatment"], verdict, agreements))
+        treatment = entry["treatment"]
+        result.append(EligibilityRow(metric.id, metric.name, treatment, verdict, agreements))
     return result
 
 

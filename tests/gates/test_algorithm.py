@@ -332,7 +332,8 @@ def test_the_kappa_gate_applies_in_every_mode_with_human_labels(grading: str) ->
 
 @pytest.mark.parametrize("grading", ["H", "PPI"])
 def test_human_labels_without_an_agreement_figure_are_undetermined(grading: str) -> None:
-    result = gate_evaluate(GateInput(metrics=(metric(estimate=90.0, grading=grading),)), mode="point")
+    alone = metric(estimate=90.0, grading=grading)
+    result = gate_evaluate(GateInput(metrics=(alone,)), mode="point")
 
     assert result.decision == "Undetermined"
     assert result.metrics[0].status == "Undetermined"

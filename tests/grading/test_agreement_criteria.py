@@ -1,7 +1,7 @@
 """Agreement on each metric's criterion, its prevalence profile and Gwet's AC1 (SPEC §5.1).
 
-Checked against scikit-learn and the ``krippendorff`` package on the collapsed categories, a
-2 × 2 table worked by hand, Gwet's (2008) two-rater formula computed separately here, a table worked by hand, and the
+Checked against scikit-learn and the ``krippendorff`` package on the collapsed categories,
+2 × 2 tables worked by hand, Gwet's (2008) two-rater formula computed separately here, and the
 closed form of the kappa paradox.
 """
 
