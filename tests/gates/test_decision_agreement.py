@@ -17,14 +17,14 @@ from gates.selectors import decision_detail
 from gates.services import decision_create
 from grading.models import Assignment
 from grading.rubric import FIELDS_BY_NAME
-from grading.services.adjudication import adjudications_record
+from grading.services.adjudication import FinalValue, adjudications_record
 from grading.services.grades import assignment_submit
 from runs.services.judging import judge_get_or_create, judge_run
 
 
 @pytest.fixture
 def ppi_world(db, monkeypatch):
-    """A closed session whose second graders answer at random, decided in PPI mode.
+    """A closed session whose graders answer independently at random, decided in PPI mode.
 
     The example has 65 outputs per σ, fewer than the 100 graded outputs from which the
     estimator gates on PPI, so the threshold is lowered to the session's sample: the estimator
@@ -40,21 +40,37 @@ def ppi_world(db, monkeypatch):
     def at_random(_unit_key: str, field: str) -> str:
         return rng.choice(FIELDS_BY_NAME[field].values)
 
+    def asserting_at_random(unit_key: str, field: str) -> str:
+        # always assertive, so this grader is asked every field the adjudicator takes from
+        return "Y" if field == "assertive" else at_random(unit_key, field)
+
+    second_grades = {}
     artefacts = set()
     for assignment in Assignment.objects.filter(session=world.session).order_by("public_id"):
         first = not Assignment.objects.filter(
             artefact=assignment.artefact, public_id__lt=assignment.public_id
         ).exists()
-        fill(assignment) if first else fill(assignment, choose=at_random)
+        grades = fill(assignment, choose=asserting_at_random if first else at_random)
+        if not first:
+            second_grades[assignment.artefact_id] = grades
         assignment_submit(actor=assignment.grader, assignment=assignment)
         artefacts.add(assignment.artefact)
     for artefact in artefacts:
         try:
-            adjudications_record(
+            outcome = adjudications_record(
                 actor=world.adjudicator, artefact=artefact, values=[], take_rest_from=1
             )
         except ServiceError:  # nothing disputed on this artefact
-            pass
+            continue
+        if outcome.not_asked:  # severity of an item Grader 1 did not call a breach
+            grades = second_grades[artefact.pk]
+            adjudications_record(
+                actor=world.adjudicator,
+                artefact=artefact,
+                values=[
+                    FinalValue(key, name, grades[key][name]) for key, name in outcome.not_asked
+                ],
+            )
     return world, judge
 
 
@@ -73,6 +89,8 @@ def test_a_decision_in_ppi_mode_with_low_agreement_is_undetermined(ppi_world):
     assert estimates["hallucination_rate"]["mode"] == "PPI"
     assert hallucination["grading"] == "PPI"
     assert decision.status == "Undetermined"
+    # every gated metric has an estimate: the decision is Undetermined for agreement alone
+    assert all(metric["value_used"] is not None for metric in gated.values())
     assert hallucination["status"] == "Undetermined" and hallucination["eligible"] is False
     verdict = hallucination["agreement"]
     assert verdict["rule"] == "kappa" and verdict["threshold"] == 0.6
