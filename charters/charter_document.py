@@ -614,10 +614,12 @@ def document_from_form(
     """Return the document the charter editor's form describes, and what could not be read.
 
     ``metric_ids`` are the form's rows in order; row fields are ``<name>-<metric id>``
-    (``treatment-hallucination_rate``, ``theta_in-hallucination_rate``, …). A row whose
-    treatment is empty is not used. Text areas ``alternative_weights`` and ``value_inputs``
-    hold YAML; ``reevaluation_triggers`` holds one trigger per line. Every value that cannot
-    be read is reported (never dropped silently) and left out of the document.
+    (``treatment-hallucination_rate``, ``theta_in-hallucination_rate``, …); the agreement
+    rule is ``agreement_rule-<id>`` (empty: the default κ/α) and ``agreement_threshold-<id>``.
+    A row whose treatment is empty is not used. Text areas ``alternative_weights`` and
+    ``value_inputs`` hold YAML; ``reevaluation_triggers`` holds one trigger per line. Every
+    value that cannot be read is reported (never dropped silently) and left out of the
+    document.
     """
     issues: list[Issue] = []
 
@@ -641,8 +643,27 @@ def document_from_form(
         if not treatment:
             continue
         path = f"metrics[{metric_id}]"
+        entry: dict[str, Any] = {}
+        rule = (fields.get(f"agreement_rule-{metric_id}") or "").strip()
+        threshold = number(f"agreement_threshold-{metric_id}", f"{path}.agreement.threshold")
+        if rule:
+            given = {"rule": rule, **({} if threshold is None else {"threshold": threshold})}
+            row_reader = _Reader()
+            read = _agreement_rule(given, f"{path}.agreement", metric_id, row_reader)
+            issues.extend(row_reader.issues)
+            if read is not None:
+                entry["agreement"] = read
+        elif threshold is not None:
+            issues.append(
+                Issue(
+                    "error",
+                    f"{path}.agreement.threshold",
+                    f"{metric_id}: a threshold needs the rule it belongs to (ac1)",
+                )
+            )
         metrics.append(
             {
+                **entry,
                 "id": metric_id,
                 "treatment": treatment,
                 "theta_out": number(f"theta_out-{metric_id}", f"{path}.theta_out"),
