@@ -38,7 +38,10 @@ def test_every_charter_metric_gets_a_record(judged_world):
     for metric_id in ("hallucination_rate", "key_element_capture", "guidance_recall"):
         record = estimates[metric_id]
         assert record.has_value and record.mode == "H", (metric_id, record.reason)
-        assert record.kappa is not None
+        # one label per criterion: agreement is undefined, so there is no κ to report and
+        # the note names the charter's rule and the verdict (not eligible)
+        assert record.kappa is None
+        assert any("agreement rule κ/α ≥ 0.60" in n and "not eligible" in n for n in record.notes)
     # every grader answered the first value of every field: nothing is hallucinated
     assert estimates["hallucination_rate"].point == 0
     assert not estimates["catch_rate"].has_value
