@@ -17,7 +17,27 @@ from enterpriseval.documents import config_data
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.yaml")
 AUTONOMY_LABELS = ("A0", "A1", "A2", "A3", "A4")
 Direction = Literal["higher", "lower"]
+#: The agreement rules a charter may pre-register per human-graded metric (SPEC §5.1):
+#: κ/α on the metric's criteria against the charter's κ target (the default), or Gwet's AC1
+#: against a threshold the rule states.
+KAPPA_RULE = "kappa"
+AC1_RULE = "ac1"
+AGREEMENT_RULES: tuple[str, ...] = (KAPPA_RULE, AC1_RULE)
 PairFault = Literal["equal", "inverted"]
+
+
+@dataclass(frozen=True)
+class AgreementCriterion:
+    """One criterion a human-graded metric uses: a rubric field collapsed to positive vs not.
+
+    SPEC §5.1: agreement is measured on what the metric uses, not on the field's full scale
+    (hallucination rate reads ``supported`` as fully-or-partially vs not).
+    """
+
+    name: str
+    field: str
+    positive: frozenset[str]
+    label: str
 
 
 @dataclass(frozen=True)
@@ -31,6 +51,8 @@ class CatalogueMetric:
     level: int
     scale: str
     definition: str
+    criteria: tuple[AgreementCriterion, ...] = ()
+    agreement_exempt: str = ""  # why no inter-rater agreement applies to its human labels
 
     @property
     def level_label(self) -> str:
@@ -57,6 +79,16 @@ def catalogue() -> dict[str, CatalogueMetric]:
             level=int(entry["level"]),
             scale=entry["scale"],
             definition=entry["definition"],
+            criteria=tuple(
+                AgreementCriterion(
+                    name=item["criterion"],
+                    field=item["field"],
+                    positive=frozenset(item["positive"]),
+                    label=item["label"],
+                )
+                for item in entry.get("agreement") or ()
+            ),
+            agreement_exempt=entry.get("agreement_exempt", ""),
         )
         metrics[metric.id] = metric
     return metrics

@@ -12,7 +12,11 @@ Shape (keys in this order; ``metrics`` in charter order)::
 
     version, use_case, autonomy ("A1"), consequence ("C3"), intensity ("E2"),
     metrics: [{id, treatment, direction, theta_out, theta_in, weight, harm_statement,
-               planned_n, reason}],
+               planned_n, reason, [agreement: {rule: kappa | ac1, threshold}]}],
+
+A metric's ``agreement`` rule is written only when the charter states one: a charter without
+it reads the default (κ/α on the metric's criteria against ``kappa_target``), and its
+canonical JSON, so its hash, is what it was before the field existed.
     nu_max, confidence, kappa_target, repeats_k, alternative_weights, baseline,
     measurement_mode, value_inputs, reevaluation_triggers, next_review_date ("YYYY-MM-DD")
 """
@@ -27,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from charters.catalogue import catalogue
+from charters.catalogue import AC1_RULE, AGREEMENT_RULES, KAPPA_RULE, catalogue
 from charters.validation import MEASUREMENT_MODES, TREATMENTS, Issue, evaluation_intensity
 from enterpriseval.documents import (
     DocumentSyntaxError,
@@ -47,6 +51,7 @@ METRIC_FIELDS: tuple[str, ...] = (
     "harm_statement",
     "planned_n",
     "reason",
+    "agreement",
 )
 # Accepted in files and checked against the catalogue, but not stored (the catalogue's
 # grading modes are what the charter records; see charters.validation).
@@ -151,19 +156,22 @@ def charter_document(
         "consequence": f"C{use_case.consequence}",
         "intensity": f"E{evaluation_intensity(use_case.autonomy, use_case.consequence)}",
         "metrics": [
-            {
-                "id": metric.metric_id,
-                "treatment": metric.treatment,
-                "direction": known[metric.metric_id].direction
-                if metric.metric_id in known
-                else None,
-                "theta_out": metric.theta_out,
-                "theta_in": metric.theta_in,
-                "weight": metric.weight,
-                "harm_statement": metric.harm_statement,
-                "planned_n": metric.planned_n,
-                "reason": metric.reason,
-            }
+            _with_rule(
+                {
+                    "id": metric.metric_id,
+                    "treatment": metric.treatment,
+                    "direction": known[metric.metric_id].direction
+                    if metric.metric_id in known
+                    else None,
+                    "theta_out": metric.theta_out,
+                    "theta_in": metric.theta_in,
+                    "weight": metric.weight,
+                    "harm_statement": metric.harm_statement,
+                    "planned_n": metric.planned_n,
+                    "reason": metric.reason,
+                },
+                getattr(metric, "agreement", None),
+            )
             for metric in metrics
         ],
         "nu_max": charter.nu_max,
@@ -177,6 +185,13 @@ def charter_document(
         "reevaluation_triggers": list(charter.reevaluation_triggers or []),
         "next_review_date": review.isoformat() if review else None,
     }
+
+
+def _with_rule(entry: dict[str, Any], rule: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return the metric entry with its agreement rule, when the charter states one."""
+    if rule is not None:
+        entry["agreement"] = dict(rule)
+    return entry
 
 
 def document_content(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -350,10 +365,55 @@ def _metrics(raw: Any, reader: _Reader) -> list[dict[str, Any]]:
             entry.get("planned_n"), f"{path}.planned_n", metric_id, reader
         )
         metric["reason"] = _string(entry.get("reason"), f"{path}.reason", reader)
+        if entry.get("agreement") is not None:
+            rule = _agreement_rule(entry["agreement"], f"{path}.agreement", metric_id, reader)
+            if rule is not None:
+                metric["agreement"] = rule
         if "grading" in entry:
             metric["grading"] = entry["grading"]
         metrics.append(metric)
     return metrics
+
+
+def _agreement_rule(raw: Any, path: str, metric_id: str, reader: _Reader) -> dict[str, Any] | None:
+    """Read a metric's pre-registered agreement rule: ``{rule: kappa}`` or ``{rule: ac1,
+    threshold: 0.7}`` (SPEC §5.1)."""
+    if isinstance(raw, str):
+        raw = {"rule": raw}
+    if not isinstance(raw, Mapping):
+        reader.error(
+            path,
+            f"{metric_id}: expected a mapping such as {{rule: ac1, threshold: 0.7}}, got "
+            f"{type_name(raw)}",
+        )
+        return None
+    _reject_unknown(raw, ("rule", "threshold"), f"{path}.", reader)
+    rule = raw.get("rule")
+    if rule not in AGREEMENT_RULES:
+        reader.error(
+            f"{path}.rule",
+            f"{metric_id}: expected one of {', '.join(AGREEMENT_RULES)} (κ/α on the metric's "
+            f"criteria against kappa_target, or Gwet's AC1 against a threshold), got {rule!r}",
+        )
+        return None
+    threshold = raw.get("threshold")
+    if rule == KAPPA_RULE:
+        if threshold is not None:
+            reader.error(
+                f"{path}.threshold",
+                f"{metric_id}: the κ/α rule reads the charter's kappa_target; state no threshold "
+                "here (or choose rule: ac1 with its own threshold)",
+            )
+            return None
+        return {"rule": KAPPA_RULE}
+    number = finite_number(threshold)
+    if number is None or not -1.0 < number <= 1.0:
+        reader.error(
+            f"{path}.threshold",
+            f"{metric_id}: rule {AC1_RULE} needs a threshold in (-1, 1], got {threshold!r}",
+        )
+        return None
+    return {"rule": AC1_RULE, "threshold": number}
 
 
 def _direction(entry: Mapping[str, Any], metric_id: str, path: str, reader: _Reader) -> Any:
@@ -559,10 +619,12 @@ def document_from_form(
     """Return the document the charter editor's form describes, and what could not be read.
 
     ``metric_ids`` are the form's rows in order; row fields are ``<name>-<metric id>``
-    (``treatment-hallucination_rate``, ``theta_in-hallucination_rate``, …). A row whose
-    treatment is empty is not used. Text areas ``alternative_weights`` and ``value_inputs``
-    hold YAML; ``reevaluation_triggers`` holds one trigger per line. Every value that cannot
-    be read is reported (never dropped silently) and left out of the document.
+    (``treatment-hallucination_rate``, ``theta_in-hallucination_rate``, …); the agreement
+    rule is ``agreement_rule-<id>`` (empty: the default κ/α) and ``agreement_threshold-<id>``.
+    A row whose treatment is empty is not used. Text areas ``alternative_weights`` and
+    ``value_inputs`` hold YAML; ``reevaluation_triggers`` holds one trigger per line. Every
+    value that cannot be read is reported (never dropped silently) and left out of the
+    document.
     """
     issues: list[Issue] = []
 
@@ -586,8 +648,27 @@ def document_from_form(
         if not treatment:
             continue
         path = f"metrics[{metric_id}]"
+        entry: dict[str, Any] = {}
+        rule = (fields.get(f"agreement_rule-{metric_id}") or "").strip()
+        threshold = number(f"agreement_threshold-{metric_id}", f"{path}.agreement.threshold")
+        if rule:
+            given = {"rule": rule, **({} if threshold is None else {"threshold": threshold})}
+            row_reader = _Reader()
+            read = _agreement_rule(given, f"{path}.agreement", metric_id, row_reader)
+            issues.extend(row_reader.issues)
+            if read is not None:
+                entry["agreement"] = read
+        elif threshold is not None:
+            issues.append(
+                Issue(
+                    "error",
+                    f"{path}.agreement.threshold",
+                    f"{metric_id}: a threshold needs the rule it belongs to (ac1)",
+                )
+            )
         metrics.append(
             {
+                **entry,
                 "id": metric_id,
                 "treatment": treatment,
                 "theta_out": number(f"theta_out-{metric_id}", f"{path}.theta_out"),

@@ -332,6 +332,7 @@ def _check_metrics(raw: Any, autonomy: int, report: ValidationReport) -> list[_G
         metric = known[metric_id]
         path = f"metrics[{metric_id}]"
         _check_catalogue_fields(entry, metric, path, report)
+        _check_agreement_rule(entry, metric, path, report)
         treatment = entry.get("treatment")
         if treatment == GATED:
             covered.add(metric_id)
@@ -417,6 +418,21 @@ def _check_catalogue_fields(
         f"{metric.id}: the charter records the catalogue's grading modes ({allowed}); the "
         "grading mode of each estimate is reported with it at gate time",
     )
+
+
+def _check_agreement_rule(
+    entry: Mapping[str, Any], metric: CatalogueMetric, path: str, report: ValidationReport
+) -> None:
+    """A pre-registered agreement rule belongs to a metric with human labels (SPEC §5.1)."""
+    if entry.get("agreement") is None:
+        return
+    if not metric.human_graded or not metric.criteria:
+        report.add(
+            "error",
+            f"{path}.agreement",
+            f"{metric.id} is not human-graded, so it has no agreement rule; remove "
+            "agreement from this row",
+        )
 
 
 def _check_gated(

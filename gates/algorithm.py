@@ -21,7 +21,7 @@ import difflib
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -29,12 +29,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from charters.catalogue import threshold_pair_fault
 from enterpriseval.values import finite_number, number_text, type_name
+from grading.agreement import below_text, threshold_text
 
 Status = Literal["Scale", "Conditional", "Reject", "Undetermined"]
 Mode = Literal["conservative", "point"]
 
 DIRECTIONS: tuple[str, ...] = ("higher", "lower")
 GRADINGS: tuple[str, ...] = ("H", "J", "PPI", "A")
+#: Gradings whose estimate rests on human labels: the agreement rule applies (SPEC §5.1).
+HUMAN_LABELLED: tuple[str, ...] = ("H", "PPI")
 MODES: tuple[str, ...] = ("conservative", "point")
 
 # Gate statuses in order of severity; the decision is the most severe one (SPEC §6.1).
@@ -79,6 +82,10 @@ class MetricInput:
     n: int | None = None
     label: str | None = None
     n_outputs: int | None = None  # the graded outputs the n units sit in (n / n_outputs per output)
+    # The charter's agreement rule evaluated on the session (``Eligibility.to_dict()``):
+    # eligible, reason, rule, threshold and the figures per criterion. When absent, a metric
+    # with human labels (H or PPI) is checked as κ against ``kappa_min``.
+    agreement: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,10 +128,14 @@ class MetricResult:
     kappa: float | None
     n: int | None
     label: str | None
+    eligible: bool = True
+    agreement: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the result as a JSON-ready dict."""
         return {
+            "eligible": self.eligible,
+            "agreement": None if self.agreement is None else dict(self.agreement),
             "id": self.id,
             "status": self.status,
             "value_used": self.value_used,
@@ -716,8 +727,11 @@ def gate_evaluate(
     SPEC §6.1: Status_j = Scale if d_j(m_j − θin_j) > 0, else Conditional if
     d_j(m_j − θout_j) > 0, else Reject (strict). Decision = the worst status; binding metric
     = smallest ν (ties: input order). The decision is Undetermined when a gated metric has
-    no estimate (then ν, EI, EI_G and the band are not computed) or is human-graded with
-    κ below ``kappa_min`` (then they are, and the metric keeps its status).
+    no estimate, or its human labels (grading H or PPI) do not meet the agreement rule
+    (SPEC §5.1, §6.1): the metric's ``agreement`` verdict when given, else κ ≥ ``kappa_min``,
+    and no figure at all fails. Such a metric is "not eligible": its status is Undetermined
+    (never Scale or Conditional) and EI, EI_G, the band and the binding metric are not
+    computed.
     """
     validate_gate_input(gate_input, mode=mode)
     metrics = gate_input.metrics
@@ -737,19 +751,21 @@ def gate_evaluate(
 
     statuses = _statuses(used, d, theta_out, theta_in, measured)
     nu = normalised_scores(used, d, theta_out, theta_in, gate_input.nu_max)
-    low_kappa = [
-        metric.grading == "H" and metric.kappa is not None and metric.kappa < gate_input.kappa_min
-        for metric in metrics
-    ]
+    ineligible = [_ineligibility(metric, gate_input.kappa_min) for metric in metrics]
+    low_kappa = [why is not None for why in ineligible]
     gated = [status for status in statuses if status != "Undetermined"]
     worst = max(gated, key=_SEVERITY.index) if gated else None
     missing = not measured.all()
     decision: Status = "Undetermined" if missing or any(low_kappa) else (worst or "Undetermined")
+    computed = list(statuses)
+    statuses = [
+        "Undetermined" if low else status for status, low in zip(statuses, low_kappa, strict=True)
+    ]
 
     ei = ei_g = None
     band = None
     binding = None
-    if not missing:
+    if not missing and not any(low_kappa):
         ei = efficacy_index(nu, weights)
         ei_g = efficacy_index_geometric(nu, weights)
         alternatives = [
@@ -775,6 +791,8 @@ def gate_evaluate(
             kappa=None if metric.kappa is None else float(metric.kappa),
             n=metric.n,
             label=metric.label,
+            eligible=not low_kappa[j],
+            agreement=metric.agreement,
         )
         for j, metric in enumerate(metrics)
     )
@@ -784,7 +802,8 @@ def gate_evaluate(
         mode=mode,
         decision=decision,
         worst=worst,
-        low_kappa=low_kappa,
+        ineligible=ineligible,
+        computed=computed,
         binding=binding,
     )
     recommendations = tuple(rec for metric in metrics for rec in _recommendations(metric))
@@ -887,7 +906,8 @@ def _reasons(
     mode: Mode,
     decision: Status,
     worst: Status | None,
-    low_kappa: Sequence[bool],
+    ineligible: Sequence[str | None],
+    computed: Sequence[Status],
     binding: str | None,
 ) -> list[str]:
     reasons: list[str] = []
@@ -900,20 +920,22 @@ def _reasons(
         status: [r.id for r in results if r.status == status]
         for status in (*_SEVERITY, "Undetermined")
     }
-    missing = by_status["Undetermined"]
-    kappa_ids = [r.id for r, low in zip(results, low_kappa, strict=True) if low]
+    kappa_ids = [r.id for r, why in zip(results, ineligible, strict=True) if why is not None]
+    missing = [r.id for r in results if r.value_used is None]
+    rejected = [r.id for r, status in zip(results, computed, strict=True) if status == "Reject"]
     if decision == "Undetermined":
         causes = []
         if missing:
             causes.append(f"no estimate for {', '.join(missing)}")
         if kappa_ids:
             causes.append(
-                f"κ below the target {gate_input.kappa_min:.2f} for {', '.join(kappa_ids)}"
+                f"human labels not eligible under the charter's agreement rule for "
+                f"{', '.join(kappa_ids)}"
             )
         reasons.append(f"Decision Undetermined: {'; '.join(causes)}")
-        if by_status["Reject"]:
+        if rejected:
             reasons.append(
-                f"{', '.join(by_status['Reject'])} already Reject, so the decision cannot be "
+                f"{', '.join(rejected)} already Reject, so the decision cannot be "
                 "better than Reject once every metric is determined"
             )
         elif worst is not None and not missing:
@@ -933,21 +955,43 @@ def _reasons(
     if binding is not None:
         nu = next(r.nu for r in results if r.id == binding)
         reasons.append(f"Binding metric: {binding} (smallest ν = {nu:.2f})")
-    for result, metric, low in zip(results, gate_input.metrics, low_kappa, strict=True):
-        reasons.append(_status_reason(result, mode))
-        if low:
+    for result, status, why in zip(results, computed, ineligible, strict=True):
+        text = _status_reason(replace(result, status=status), mode)
+        if why is not None and result.value_used is not None:
+            text = text.replace(f"→ {status}", f"→ would be {status}, but not eligible")
+        reasons.append(text)
+        if why is not None:
             reasons.append(
-                f"{result.id}: human-graded with κ = {metric.kappa:.2f} below the target "
-                f"{gate_input.kappa_min:.2f}; the rubric, not the system, needs revision "
-                "before this metric can enter the gate → Undetermined"
+                f"{result.id}: not eligible — {why}; the rubric, not the system, needs "
+                "revision before this metric can enter the gate → Undetermined"
             )
-    unreported = [m.id for m in gate_input.metrics if m.grading == "H" and m.kappa is None]
-    if unreported:
-        reasons.append(
-            f"{', '.join(unreported)}: human-graded but κ was not reported, so agreement could "
-            f"not be checked against the target {gate_input.kappa_min:.2f}"
-        )
     return reasons
+
+
+def _ineligibility(metric: MetricInput, kappa_min: float) -> str | None:
+    """Return why the metric's human labels may not enter the gate, or ``None`` if they may.
+
+    SPEC §5.1/§6.1: the rule applies whenever human labels enter the estimate (H or PPI);
+    no agreement figure is not eligible.
+    """
+    if metric.agreement is not None:
+        if metric.agreement.get("eligible"):
+            return None
+        return str(metric.agreement.get("reason") or "the agreement rule is not met")
+    if metric.grading not in HUMAN_LABELLED:
+        return None
+    if metric.kappa is None:
+        return (
+            f"its estimate rests on human labels (mode {metric.grading}) but no agreement "
+            f"figure was reported, so the κ target {_target_text(kappa_min)} cannot be checked"
+        )
+    if metric.kappa < kappa_min:
+        return f"human agreement κ = {below_text(metric.kappa, kappa_min)}"
+    return None
+
+
+def _target_text(value: float) -> str:
+    return threshold_text(value)
 
 
 def _status_reason(result: MetricResult, mode: Mode) -> str:

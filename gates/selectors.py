@@ -210,20 +210,15 @@ def decision_detail(*, decision: Decision) -> DecisionDetail:
     gated = [GatedRow(metric, estimates.get(metric.id)) for metric in gate.metrics]
     stored_value = record.get("value") or {}
     value = value_estimate_from_dict(stored_value)
-    kappa_target = decision.charter.kappa_target
     return DecisionDetail(
         decision=decision,
         gate=gate,
         gated=gated,
         informational=_informational(decision, gate, estimates),
-        undetermined=[row for row in gated if row.metric.status == "Undetermined"],
-        low_kappa=[
-            row
-            for row in gated
-            if row.metric.grading == "H"
-            and row.metric.kappa is not None
-            and row.metric.kappa < kappa_target
+        undetermined=[
+            row for row in gated if row.metric.status == "Undetermined" and row.metric.eligible
         ],
+        low_kappa=[row for row in gated if not row.metric.eligible],
         value=value,
         value_provenance=stored_value.get("provenance"),
         value_unavailable=stored_value.get("unavailable", ""),

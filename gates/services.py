@@ -25,13 +25,15 @@ from charters.services.charters import use_case_unblind
 from charters.services.use_cases import use_case_advance
 from charters.validation import MIN_REPEATS_FROM_E3
 from enterpriseval.errors import ConflictError, ServiceError
-from gates.algorithm import GateInput, GateResult, MetricInput, gate_evaluate
+from gates.algorithm import HUMAN_LABELLED, GateInput, GateResult, MetricInput, gate_evaluate
 from gates.decision_file import load_decision_file
 from gates.models import Decision
 from gates.report import DecisionReport, render_decision_pdf
 from gates.value_evidence import value_currency, value_inputs_from_charter, value_provenance
 from gates.value_model import value_estimate
+from grading.agreement import Eligibility
 from grading.models import GradingSession, OversightStudy
+from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
 from grading.selectors.sessions import session_detail, session_grade_rows
 from metrics.estimate import MetricEstimate
@@ -73,8 +75,19 @@ def decision_report_write(
     return report
 
 
-def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate]) -> GateInput:
+def gate_input_for(
+    *,
+    charter: Charter,
+    estimates: Mapping[str, MetricEstimate],
+    verdicts: Mapping[str, Eligibility] | None = None,
+) -> GateInput:
     """Return the gate input of a signed charter's gated metrics with their estimates.
+
+    ``verdicts`` are the agreement verdicts of the charter's rules on the grading session
+    (:func:`grading.selectors.agreement.metric_verdicts`). A metric whose estimate rests on
+    human labels (mode H or PPI) carries its verdict into the gate; without one the gate
+    checks κ and finds none, so the metric is not eligible (SPEC §5.1, §6.1). Metrics the
+    catalogue exempts (an oversight study's reviewer decisions) carry why.
 
     Thresholds, directions, weights, ν_max, the κ target and the alternative weightings come
     from the charter's frozen document (the content its three signatories signed), not from
@@ -96,6 +109,7 @@ def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate])
         estimate = estimates.get(metric_id)
         # A judge-only value is informational, never gated (SPEC §2, §5.2).
         known = estimate is not None and estimate.has_value and estimate.mode != "J"
+        mode = estimate.mode if estimate is not None else None
         metrics.append(
             MetricInput(
                 id=metric_id,
@@ -112,6 +126,7 @@ def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate])
                 n=estimate.n if estimate is not None else None,
                 label=catalogue_metric(metric_id).name,
                 n_outputs=estimate.n_clusters if estimate is not None else None,
+                agreement=_agreement_verdict(metric_id, mode, verdicts or {}),
             )
         )
     return GateInput(
@@ -120,6 +135,18 @@ def gate_input_for(*, charter: Charter, estimates: Mapping[str, MetricEstimate])
         kappa_min=float(_signed(charter, document, "kappa_target")),
         alternative_weights=_signed(charter, document, "alternative_weights"),
     )
+
+
+def _agreement_verdict(
+    metric_id: str, mode: str | None, verdicts: Mapping[str, Eligibility]
+) -> dict[str, Any] | None:
+    if mode not in HUMAN_LABELLED:
+        return None
+    exempt = catalogue_metric(metric_id).agreement_exempt
+    if exempt:
+        return {"eligible": True, "rule": "exempt", "reason": f"no agreement rule: {exempt}"}
+    verdict = verdicts.get(metric_id)
+    return verdict.to_dict() if verdict is not None else None
 
 
 def _signed_document(charter: Charter) -> dict[str, Any]:
@@ -321,7 +348,11 @@ def decision_compute(
     estimates = charter_estimates(
         charter=charter, run=run, session=session, judge=judge, oversight_study=oversight_study
     )
-    gate = gate_evaluate(gate_input_for(charter=charter, estimates=estimates), mode="conservative")
+    verdicts = metric_verdicts(session=session, charter=charter) if session is not None else {}
+    gate = gate_evaluate(
+        gate_input_for(charter=charter, estimates=estimates, verdicts=verdicts),
+        mode="conservative",
+    )
     gaps = intensity_gaps(
         use_case=charter.use_case,
         run=run,

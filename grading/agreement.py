@@ -33,6 +33,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from charters.catalogue import AC1_RULE, AGREEMENT_RULES, KAPPA_RULE, AgreementCriterion, catalogue
 from enterpriseval.stats import cluster_mean_ci, cohens_kappa, krippendorff_alpha
 from grading.rubric import FIELDS, FIELDS_BY_NAME, criterion_scores
 
@@ -51,19 +52,24 @@ ORDINAL_ORDER: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
-#: The rubric fields each human-graded catalogue metric (SPEC §4) is computed from: a
-#: metric enters the gate only if every one of them reaches the κ target (SPEC §5.1).
-#: ``value_add`` and ``severity`` feed no gated metric (value-add is informational).
+#: Prevalence (share of positive ratings, or of negative ones, whichever is rarer) below which
+#: the pages explain the kappa paradox (SPEC §5.1).
+LOW_PREVALENCE = 0.10
+
+
+def metric_criteria(metric_id: str) -> tuple[AgreementCriterion, ...]:
+    """Return the criteria the metric uses, from the catalogue (empty if none)."""
+    metric = catalogue().get(metric_id)
+    return metric.criteria if metric is not None else ()
+
+
+#: The rubric fields each human-graded catalogue metric (SPEC §4) reads, derived from the
+#: catalogue's criteria (``charters/catalogue.yaml``: adding a metric touches one place).
 METRIC_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        "hallucination_rate": ("assertive", "supported"),
-        "irrelevance_rate": ("relevant",),
-        "citation_precision_lenient": ("citation",),
-        "citation_precision_strict": ("citation",),
-        "citation_recall": ("assertive", "supported", "citation"),
-        "key_element_capture": ("key_element",),
-        "guidance_precision": ("guidance",),
-        "guidance_recall": ("guidance",),
+        metric.id: tuple(dict.fromkeys(c.field for c in metric.criteria))
+        for metric in catalogue().values()
+        if metric.criteria
     }
 )
 
@@ -383,58 +389,398 @@ def session_agreement(
     }
 
 
+# --------------------------------------------------------------------------- criteria
+
+
+def criterion_codes(matrix: RatingMatrix, criterion: AgreementCriterion) -> Codes:
+    """Return the field's ratings collapsed to the criterion: 1 positive, 0 not, NaN missing."""
+    if matrix.field != criterion.field:
+        raise ValueError(f"criterion: {criterion.name} reads {criterion.field}, not {matrix.field}")
+    positive = np.asarray([value in criterion.positive for value in matrix.scale], dtype=bool)
+    codes = np.full(matrix.codes.shape, np.nan)
+    rated = ~np.isnan(matrix.codes)
+    codes[rated] = positive[matrix.codes[rated].astype(np.intp)].astype(np.float64)
+    return codes
+
+
 @dataclass(frozen=True)
-class Eligibility:
-    """Whether a human-graded metric may enter the gate, and which fields block it."""
+class BinaryProfile:
+    """What a binary agreement figure hides: prevalence, positive/negative agreement, AC1."""
+
+    prevalence: float  # share of positive ratings, 0–1
+    positive_agreement: float  # PA, 0–1
+    negative_agreement: float  # NA, 0–1
+    ac1: float  # Gwet's AC1
+    percent_agreement: float  # 0–100
+
+
+def binary_profile(codes: Codes) -> BinaryProfile:
+    """Return prevalence, positive and negative agreement and Gwet's AC1 of 0/1 ratings.
+
+    Parameters
+    ----------
+    codes : ndarray
+        Units × raters of 0/1, NaN where a rater did not rate the unit. Units with fewer
+        than two ratings are ignored.
+
+    Notes
+    -----
+    With r_u ratings on unit u of which r_u⁺ are positive (Uebersax 1982; Cicchetti and
+    Feinstein 1990 for two raters, where PA = 2a/(2a + b + c))::
+
+        PA = Σ r_u⁺(r_u⁺ − 1) / Σ r_u⁺(r_u − 1)
+        NA = Σ r_u⁻(r_u⁻ − 1) / Σ r_u⁻(r_u − 1)
+
+    Gwet's AC1 (Gwet 2008, Eq. 17 for q = 2 categories, with missing ratings)::
+
+        p_a = mean_u Σ_k r_uk(r_uk − 1) / (r_u(r_u − 1))
+        π_k = mean_u r_uk / r_u,   p_e = Σ_k π_k(1 − π_k) / (q − 1)
+        AC1 = (p_a − p_e) / (1 − p_e)
+
+    Prevalence is Σ r_u⁺ / Σ r_u. Undefined values (no pairable unit; PA with no positive
+    rating) are NaN.
+    """
+    rated = ~np.isnan(codes)
+    per_unit = rated.sum(axis=1)
+    keep = per_unit >= 2
+    nan = math.nan
+    if not keep.any():
+        return BinaryProfile(nan, nan, nan, nan, nan)
+    r = per_unit[keep].astype(np.float64)
+    pos = np.nansum(codes[keep], axis=1)
+    neg = r - pos
+    pa_den = float(np.sum(pos * (r - 1)))
+    na_den = float(np.sum(neg * (r - 1)))
+    positive_agreement = float(np.sum(pos * (pos - 1)) / pa_den) if pa_den else nan
+    negative_agreement = float(np.sum(neg * (neg - 1)) / na_den) if na_den else nan
+    observed = (pos * (pos - 1) + neg * (neg - 1)) / (r * (r - 1))
+    p_a = float(observed.mean())  # Gwet 2008: p_a
+    pi_pos = float(np.mean(pos / r))  # Gwet 2008: π_k, k = positive
+    p_e = 2.0 * pi_pos * (1.0 - pi_pos)  # Σ_k π_k(1 − π_k)/(q − 1) with q = 2
+    ac1 = (p_a - p_e) / (1.0 - p_e) if p_e < 1.0 else nan
+    return BinaryProfile(
+        prevalence=float(pos.sum() / r.sum()),
+        positive_agreement=positive_agreement,
+        negative_agreement=negative_agreement,
+        ac1=float(ac1),
+        percent_agreement=100.0 * p_a,
+    )
+
+
+@dataclass(frozen=True)
+class CriterionAgreement:
+    """Agreement on one criterion of one metric (κ or α on the collapsed 0/1 ratings)."""
 
     metric_id: str
-    fields: tuple[str, ...]
+    criterion: AgreementCriterion
+    statistic: str
+    point: float
+    lo: float
+    hi: float
+    confidence: float
+    n_units: int
+    n_artefacts: int
+    profile: BinaryProfile
+    n_resamples: int
+    n_degenerate: int
+
+    @property
+    def symbol(self) -> str:
+        return "κ" if self.statistic == COHEN_KAPPA else "α"
+
+    @property
+    def label(self) -> str:
+        return "Cohen's κ" if self.statistic == COHEN_KAPPA else "Krippendorff's α (nominal)"
+
+    @property
+    def defined(self) -> bool:
+        return math.isfinite(self.point)
+
+    @property
+    def has_interval(self) -> bool:
+        return math.isfinite(self.lo) and math.isfinite(self.hi)
+
+    @property
+    def prevalence_percent(self) -> float:
+        return 100.0 * self.profile.prevalence
+
+    @property
+    def low_prevalence(self) -> bool:
+        """Whether the rarer category is below :data:`LOW_PREVALENCE` (the kappa paradox)."""
+        prevalence = self.profile.prevalence
+        return math.isfinite(prevalence) and min(prevalence, 1 - prevalence) < LOW_PREVALENCE
+
+
+def criterion_agreement(
+    matrix: RatingMatrix,
+    criterion: AgreementCriterion,
+    *,
+    metric_id: str,
+    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    rng: np.random.Generator | int = 0,
+) -> CriterionAgreement:
+    """Return κ (two complete raters) or nominal α on the criterion, with its profile.
+
+    The interval is the artefact bootstrap of :func:`field_agreement`, on the collapsed
+    ratings.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    binary = criterion_codes(matrix, criterion)
+    pairable = np.count_nonzero(~np.isnan(binary), axis=1) >= 2
+    codes = binary[pairable]
+    _, clusters = np.unique(matrix.clusters[pairable], return_inverse=True)
+    clusters = clusters.astype(np.intp)
+    n_artefacts = int(clusters.max()) + 1 if len(clusters) else 0
+    complete = codes.shape[1] == 2 and bool(np.all(~np.isnan(codes)))
+    statistic = COHEN_KAPPA if complete else KRIPPENDORFF_ALPHA
+    compute, _weights = _statistic(statistic, "nominal", 2)
+    point = compute(codes) if len(codes) else math.nan
+    lo = hi = math.nan
+    resampled = degenerate = 0
+    if math.isfinite(point) and n_artefacts >= 2:
+        values, degenerate = cluster_bootstrap(
+            codes, clusters, compute, n_resamples=n_resamples, rng=generator
+        )
+        resampled = len(values)
+        if resampled:
+            tail = (1.0 - confidence) / 2.0
+            lo, hi = (float(q) for q in np.quantile(values, [tail, 1.0 - tail]))
+    return CriterionAgreement(
+        metric_id=metric_id,
+        criterion=criterion,
+        statistic=statistic,
+        point=float(point),
+        lo=lo,
+        hi=hi,
+        confidence=confidence,
+        n_units=len(codes),
+        n_artefacts=n_artefacts,
+        profile=binary_profile(codes),
+        n_resamples=resampled,
+        n_degenerate=degenerate,
+    )
+
+
+def metric_agreements(
+    rows: Sequence[UnitRatings],
+    metric_ids: Iterable[str],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, tuple[CriterionAgreement, ...]]:
+    """Return, per metric with criteria, the agreement on each criterion it uses.
+
+    Each (metric, criterion) gets its own generator spawned from ``seed`` in catalogue
+    order, so a metric's interval does not depend on which other metrics are asked for.
+    """
+    wanted = set(metric_ids)
+    ordered = [m for m in catalogue().values() if m.criteria]
+    streams = iter(np.random.SeedSequence(seed).spawn(sum(len(m.criteria) for m in ordered)))
+    matrices: dict[str, RatingMatrix] = {}
+    result: dict[str, tuple[CriterionAgreement, ...]] = {}
+    for metric in ordered:
+        per_criterion = []
+        for criterion in metric.criteria:
+            stream = next(streams)
+            if metric.id not in wanted:
+                continue
+            if criterion.field not in matrices:
+                matrices[criterion.field] = rating_matrix(rows, criterion.field)
+            per_criterion.append(
+                criterion_agreement(
+                    matrices[criterion.field],
+                    criterion,
+                    metric_id=metric.id,
+                    confidence=confidence,
+                    n_resamples=n_resamples,
+                    rng=np.random.default_rng(stream),
+                )
+            )
+        if per_criterion:
+            result[metric.id] = tuple(per_criterion)
+    return result
+
+
+# --------------------------------------------------------------------------- the rule
+
+
+@dataclass(frozen=True)
+class AgreementRule:
+    """The charter's pre-registered agreement rule for one metric (SPEC §5.1).
+
+    ``kappa``: κ/α on every criterion the metric uses reaches ``threshold`` (the charter's
+    κ target). ``ac1``: Gwet's AC1 on every criterion reaches ``threshold``.
+    """
+
+    rule: str
+    threshold: float
+
+    @property
+    def symbol(self) -> str:
+        return "AC1" if self.rule == AC1_RULE else "κ/α"
+
+    @property
+    def text(self) -> str:
+        what = "Gwet's AC1" if self.rule == AC1_RULE else "κ/α"
+        return f"{what} ≥ {threshold_text(self.threshold)} on each criterion"
+
+
+def compared_text(value: float, target: float) -> str:
+    """Return ``value`` with enough digits that, read beside ``target``, it compares as it is.
+
+    Two decimals unless rounding moves it across ``target`` (0.5986 against 0.60 would read
+    "0.60", which is not below 0.60): then as many as it takes (0.599), up to 12. A value
+    equal to the target prints as the target does.
+    """
+    if not math.isfinite(value):
+        return "undefined"
+    for digits in range(2, 13):
+        text = f"{value:.{digits}f}"
+        if (float(text) < target) == (value < target):
+            return text
+    return repr(value)
+
+
+def below_text(value: float, target: float) -> str:
+    """Return "value < target" with enough digits that the printed comparison reads true.
+
+    "assertive α = 0.60 < 0.60" (0.5986 rounded) is never printed: it reads "0.599 < 0.60".
+    """
+    if not value < target:
+        raise ValueError(f"value: {value!r} is not below target {target!r}")
+    return f"{compared_text(value, target)} < {threshold_text(target)}"
+
+
+def at_least_text(value: float, target: float) -> str:
+    """Return "value ≥ target", with digits enough that it reads true (see :func:`below_text`)."""
+    if not value >= target:
+        raise ValueError(f"value: {value!r} is not at least target {target!r}")
+    return f"{compared_text(value, target)} ≥ {threshold_text(target)}"
+
+
+def threshold_text(value: float) -> str:
+    """Return a threshold as text: two decimals, more only where it has them (0.625)."""
+    for digits in range(2, 13):
+        text = f"{value:.{digits}f}"
+        if float(text) == value:
+            return text
+    return repr(value)
+
+
+def agreement_rule(entry: Mapping[str, object] | None, kappa_target: float) -> AgreementRule:
+    """Return the rule a charter metric entry pre-registers, or the default κ/α rule.
+
+    A charter that states none (every charter before the field existed) reads κ/α on the
+    metric's criteria against its ``kappa_target``.
+    """
+    if not entry or entry.get("rule", KAPPA_RULE) == KAPPA_RULE:
+        return AgreementRule(KAPPA_RULE, float(kappa_target))
+    threshold = entry.get("threshold")
+    if entry.get("rule") != AC1_RULE or not isinstance(threshold, int | float):
+        raise ValueError(f"entry: not an agreement rule: {dict(entry)!r}")
+    return AgreementRule(AC1_RULE, float(threshold))
+
+
+def criterion_figure(agreement: CriterionAgreement, rule: AgreementRule) -> float:
+    """Return the figure the rule compares: AC1 or κ/α on the criterion."""
+    return agreement.profile.ac1 if rule.rule == AC1_RULE else agreement.point
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """Whether a human-graded metric may enter the gate under its rule, and why."""
+
+    metric_id: str
+    rule: AgreementRule
+    agreements: tuple[CriterionAgreement, ...]
     eligible: bool
-    blocking_fields: tuple[str, ...]
+    blocking: tuple[str, ...]  # criteria that fail the rule
     reasons: tuple[str, ...]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.criterion.field for a in self.agreements))
 
     @property
     def reason(self) -> str:
         if self.eligible:
-            return "every field reaches the κ target"
+            return "; ".join(self.reasons)
         return "rubric needs revision: " + "; ".join(self.reasons)
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the verdict and its figures, JSON-ready (for the decision record)."""
+        return {
+            "rule": self.rule.rule,
+            "threshold": self.rule.threshold,
+            "eligible": self.eligible,
+            "reason": self.reason,
+            "criteria": [
+                {
+                    "criterion": a.criterion.name,
+                    "label": a.criterion.label,
+                    "statistic": a.symbol,
+                    "value": _finite_or_none(a.point),
+                    "lo": _finite_or_none(a.lo),
+                    "hi": _finite_or_none(a.hi),
+                    "n_units": a.n_units,
+                    "prevalence": _finite_or_none(a.profile.prevalence),
+                    "positive_agreement": _finite_or_none(a.profile.positive_agreement),
+                    "negative_agreement": _finite_or_none(a.profile.negative_agreement),
+                    "ac1": _finite_or_none(a.profile.ac1),
+                    "low_prevalence": a.low_prevalence,
+                }
+                for a in self.agreements
+            ],
+        }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
 
 
 def metric_eligibility(
-    agreements: Mapping[str, FieldAgreement],
-    kappa_target: float,
-    metric_ids: Iterable[str] | None = None,
-) -> dict[str, Eligibility]:
-    """Return, per metric, whether every rubric field it depends on reaches ``kappa_target``.
+    metric_id: str, agreements: Sequence[CriterionAgreement], rule: AgreementRule
+) -> Eligibility:
+    """Return whether the metric's criteria meet its agreement rule (SPEC §5.1).
 
-    SPEC §5.1: a human-graded metric enters the gate only if its fields reach the κ target;
-    otherwise the rubric, not the system, needs revision. The point estimate decides (the
-    interval is shown beside it). A field with undefined agreement blocks. ``metric_ids``
-    defaults to every metric of :data:`METRIC_FIELDS`; ids not in it are skipped.
+    The point figure decides (the interval is shown beside it). A criterion with an
+    undefined figure fails, as does a metric with no criterion measured: no figure means
+    not eligible, never eligible by default.
     """
-    ids = list(METRIC_FIELDS if metric_ids is None else metric_ids)
-    result: dict[str, Eligibility] = {}
-    for metric_id in ids:
-        fields = METRIC_FIELDS.get(metric_id)
-        if fields is None:
-            continue
-        blocking: list[str] = []
-        reasons: list[str] = []
-        for name in fields:
-            agreement = agreements.get(name)
-            if agreement is None or not agreement.defined:
-                blocking.append(name)
-                units = agreement.n_units if agreement is not None else 0
-                reasons.append(f"{name} agreement undefined ({units} units with two ratings)")
-            elif not agreement.passes(kappa_target):
-                blocking.append(name)
-                reasons.append(
-                    f"{name} {agreement.symbol} = {agreement.point:.2f} < {kappa_target:.2f}"
-                )
-        result[metric_id] = Eligibility(
-            metric_id, fields, not blocking, tuple(blocking), tuple(reasons)
+    if rule.rule not in AGREEMENT_RULES:
+        raise ValueError(f"rule: expected one of {', '.join(AGREEMENT_RULES)}, got {rule.rule!r}")
+    blocking: list[str] = []
+    reasons: list[str] = []
+    if not agreements:
+        return Eligibility(
+            metric_id,
+            rule,
+            (),
+            False,
+            ("(no criterion)",),
+            ("no agreement figure: no unit was rated by two graders on its criteria",),
         )
-    return result
+    for agreement in agreements:
+        name = agreement.criterion.name
+        figure = criterion_figure(agreement, rule)
+        symbol = "AC1" if rule.rule == AC1_RULE else agreement.symbol
+        if not math.isfinite(figure):
+            blocking.append(name)
+            reasons.append(
+                f"{name} {symbol} undefined ({agreement.n_units} units with two ratings)"
+            )
+        elif figure < rule.threshold:
+            blocking.append(name)
+            reasons.append(f"{name} {symbol} = {below_text(figure, rule.threshold)}")
+        else:
+            reasons.append(f"{name} {symbol} = {at_least_text(figure, rule.threshold)}")
+    return Eligibility(
+        metric_id, rule, tuple(agreements), not blocking, tuple(blocking), tuple(reasons)
+    )
 
 
 @dataclass

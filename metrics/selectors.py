@@ -17,9 +17,8 @@ from dataclasses import replace
 import numpy as np
 
 from charters.models import Charter
-from grading.agreement import METRIC_FIELDS, FieldAgreement
 from grading.models import GradingSession, OversightStudy
-from grading.selectors.agreement import agreement_report
+from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
 from metrics.estimate import MetricEstimate
 from metrics.evidence import unit_metric_evidence
@@ -48,7 +47,7 @@ def charter_estimates(
 ) -> dict[str, MetricEstimate]:
     """Return a record for every metric of ``charter`` (gated and informational) on ``run``."""
     confidence = charter.confidence
-    kappas = _metric_kappas(session) if session is not None else {}
+    kappas = _metric_kappas(session, charter) if session is not None else {}
     outputs = list(
         Output.objects.filter(run=run, task__split=run.split)
         .order_by("task_id", "repeat_index")
@@ -167,33 +166,23 @@ def _time_reduction(
     )
 
 
-def _metric_kappas(session: GradingSession) -> dict[str, tuple[float | None, str]]:
-    """Return, per human-graded metric, the lowest agreement of its rubric fields and a note.
+def _metric_kappas(
+    session: GradingSession, charter: Charter
+) -> dict[str, tuple[float | None, str]]:
+    """Return, per human-graded metric, the lowest κ/α on its criteria and a note.
 
-    An undefined agreement (everyone used one label, too few paired units) counts as 0, so the
-    gate treats it as below target, as :func:`grading.agreement.metric_eligibility` does.
+    Agreement is measured on the criteria the metric uses (SPEC §5.1), and the note names
+    the charter's rule and its verdict. An undefined agreement gives no κ (the gate then
+    reads the verdict, which is not eligible).
     """
-    report = agreement_report(session=session)
-    by_field: dict[str, FieldAgreement] = {
-        row.agreement.field: row.agreement for row in report.fields
-    }
     kappas: dict[str, tuple[float | None, str]] = {}
-    for metric_id, fields in METRIC_FIELDS.items():
-        values = [by_field[f] for f in fields if f in by_field]
-        if not values:
-            continue
-        undefined = [a.field for a in values if not math.isfinite(a.point)]
-        if undefined:
-            kappas[metric_id] = (
-                0.0,
-                f"agreement undefined for {', '.join(undefined)}: counted as below the κ target",
-            )
-            continue
-        lowest = min(values, key=lambda a: a.point)
+    for metric_id, verdict in metric_verdicts(session=session, charter=charter).items():
+        defined = [a for a in verdict.agreements if a.defined]
+        lowest = min(defined, key=lambda a: a.point) if defined else None
+        state = "eligible" if verdict.eligible else "not eligible"
         kappas[metric_id] = (
-            round(lowest.point, 6),
-            f"κ/α is the lowest of its rubric fields: {lowest.field} {lowest.symbol} = "
-            f"{lowest.point:.2f} [{lowest.lo:.2f}, {lowest.hi:.2f}]",
+            round(lowest.point, 6) if lowest is not None else None,
+            f"agreement rule {verdict.rule.text}: {state} ({'; '.join(verdict.reasons)})",
         )
     return kappas
 

@@ -364,6 +364,8 @@ def _gated_metrics(
                 "weight": metric.get("weight"),
                 "grading": metric.get("grading"),
                 "kappa": metric.get("kappa"),
+                "eligible": metric.get("eligible", True),
+                "agreement": metric.get("agreement"),
                 "n": estimate.get("n"),
                 "n_clusters": estimate.get("n_clusters"),
                 "planned_n": estimate.get("planned_n"),
@@ -858,18 +860,14 @@ def must_know(content: Mapping[str, Any]) -> list[str]:
     else:
         first += "."
     weakest = [row for row in metrics if row["status"] in ("Reject", "Conditional")]
-    low_kappa = [
-        row
-        for row in metrics
-        if row.get("grading") == "H"
-        and row.get("kappa") is not None
-        and row["kappa"] < content["charter"]["kappa_target"]
-    ]
+    low_kappa = [row for row in metrics if not row.get("eligible", True)]
     if low_kappa:
         second = (
-            "Human agreement is below the κ target "
-            f"{_fmt(content['charter']['kappa_target'])} for "
-            + ", ".join(f"{row['label']} (κ = {_fmt(row['kappa'])})" for row in low_kappa)
+            "Human agreement does not meet the charter's agreement rule for "
+            + ", ".join(
+                f"{row['label']} ({(row.get('agreement') or {}).get('reason') or 'no figure'})"
+                for row in low_kappa
+            )
             + ": those rubrics need revision before their estimates can gate."
         )
     elif weakest:

@@ -87,6 +87,12 @@ class CharterMetric(models.Model):
     harm_statement = models.TextField(blank=True)
     planned_n = models.PositiveIntegerField(null=True, blank=True)
     reason = models.TextField(blank=True, help_text="Why the metric is informational.")
+    agreement = models.JSONField(
+        null=True,
+        blank=True,
+        default=None,
+        help_text="The pre-registered agreement rule (SPEC §5.1); null reads the default κ/α.",
+    )
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:

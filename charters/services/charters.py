@@ -447,6 +447,7 @@ def _write_metrics(charter: Charter, metrics: list[dict[str, Any]]) -> None:
                 harm_statement=metric["harm_statement"],
                 planned_n=metric["planned_n"],
                 reason=metric["reason"],
+                agreement=metric.get("agreement"),
                 position=position,
             )
             for position, metric in enumerate(metrics)

@@ -70,6 +70,9 @@ class EditorRow:
     harm_statement: str
     planned_n: str
     reason: str
+    agreement_rule: str = ""
+    agreement_threshold: str = ""
+    human_graded: bool = False
     issues: tuple[Issue, ...] = ()
 
 
@@ -441,6 +444,13 @@ def _editor_rows(
                 harm_statement=value("harm_statement"),
                 planned_n=value("planned_n"),
                 reason=value("reason"),
+                agreement_rule=str(posted.get(f"agreement_rule-{metric_id}", ""))
+                if posted is not None
+                else str((metric.get("agreement") or {}).get("rule", "")),
+                agreement_threshold=str(posted.get(f"agreement_threshold-{metric_id}", ""))
+                if posted is not None
+                else _show((metric.get("agreement") or {}).get("threshold")),
+                human_graded=bool(entry.criteria),
                 issues=tuple(issues.get(metric_id, ())),
             )
         )

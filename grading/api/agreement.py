@@ -57,6 +57,24 @@ class FieldAgreementOutput(serializers.Serializer[Any]):
     passes = serializers.BooleanField()
 
 
+class CriterionAgreementOutput(serializers.Serializer[Any]):
+    criterion = serializers.CharField(source="criterion.name")
+    field = serializers.CharField(source="criterion.field")
+    label = serializers.CharField(source="criterion.label", help_text="positive vs not")
+    statistic = serializers.CharField(help_text='"cohen_kappa" or "krippendorff_alpha".')
+    point = FiniteFloatField(allow_null=True, help_text="κ or α on the collapsed ratings.")
+    lo = FiniteFloatField(allow_null=True)
+    hi = FiniteFloatField(allow_null=True)
+    n_units = serializers.IntegerField()
+    prevalence = FiniteFloatField(source="profile.prevalence", allow_null=True)
+    positive_agreement = FiniteFloatField(source="profile.positive_agreement", allow_null=True)
+    negative_agreement = FiniteFloatField(source="profile.negative_agreement", allow_null=True)
+    ac1 = FiniteFloatField(source="profile.ac1", allow_null=True, help_text="Gwet's AC1.")
+    low_prevalence = serializers.BooleanField(
+        help_text="The rarer category is under 10 %: κ/α are low even for accurate graders."
+    )
+
+
 class EligibilityOutput(serializers.Serializer[Any]):
     metric_id = serializers.CharField()
     name = serializers.CharField()
@@ -66,13 +84,18 @@ class EligibilityOutput(serializers.Serializer[Any]):
         allow_null=True, help_text="null: no rubric field measures this metric."
     )
     blocking_fields = serializers.ListField(child=serializers.CharField())
+    blocking_criteria = serializers.ListField(child=serializers.CharField(), source="blocking")
+    rule = serializers.CharField(
+        source="rule_text", help_text="The charter's agreement rule for this metric."
+    )
     reason = serializers.CharField()
     field_lower_bounds = serializers.SerializerMethodField(
-        help_text="Per field it uses, the lower limit of the bootstrap CI (null: none)."
+        help_text="Per field it uses, the lower limit of the bootstrap CI on its criterion."
     )
+    criteria = CriterionAgreementOutput(many=True, source="agreements")
 
     def get_field_lower_bounds(self, row: Any) -> dict[str, float | None]:
-        return {a.field: a.lo if a.has_interval else None for a in row.agreements}
+        return {a.criterion.field: a.lo if a.has_interval else None for a in row.agreements}
 
 
 class FinalAgreementOutput(serializers.Serializer[Any]):

@@ -20,20 +20,25 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max
 
 from charters.catalogue import catalogue
-from charters.models.charters import CharterMetric
+from charters.models.charters import Charter
+from charters.selectors.charters import charter_document_build
 from enterpriseval.errors import ServiceError
 from grading.agreement import (
     DEFAULT_RESAMPLES,
     JUDGE_CRITERIA,
     CalibrationRow,
+    CriterionAgreement,
     CriterionKey,
     Eligibility,
     FieldAgreement,
     GraderFieldStats,
     UnitRatings,
+    agreement_rule,
+    compared_text,
     grader_statistics,
     human_criterion_scores,
     judge_calibration,
+    metric_agreements,
     metric_eligibility,
     session_agreement,
 )
@@ -131,22 +136,48 @@ class FieldRow:
     target: float
     passes: bool
 
+    @property
+    def point_text(self) -> str:
+        """The point with enough digits to read truly against the target (0.599, not 0.60)."""
+        return compared_text(self.agreement.point, self.target)
+
 
 @dataclass(frozen=True)
 class EligibilityRow:
     metric_id: str
     name: str
     treatment: str
-    eligibility: Eligibility | None  # None: no rubric field measures this metric
-    agreements: list[FieldAgreement]  # of the fields the metric uses, with their intervals
+    eligibility: Eligibility | None  # None: no rubric criterion measures this metric
+    agreements: list[CriterionAgreement]  # on the criteria the metric uses
 
     @property
     def field_names(self) -> list[str]:
         return list(self.eligibility.fields) if self.eligibility else []
 
     @property
+    def blocking(self) -> list[str]:
+        return list(self.eligibility.blocking) if self.eligibility else []
+
+    @property
     def blocking_fields(self) -> list[str]:
-        return list(self.eligibility.blocking_fields) if self.eligibility else []
+        blocked = set(self.blocking)
+        fields = (a.criterion.field for a in self.agreements if a.criterion.name in blocked)
+        return list(dict.fromkeys(fields))
+
+    @property
+    def criteria(self) -> list[tuple[CriterionAgreement, str]]:
+        """Each criterion's agreement beside its reading under the rule ("α = 0.599 < 0.60")."""
+        if self.eligibility is None or not self.eligibility.agreements:
+            return [(a, "") for a in self.agreements]
+        return list(zip(self.eligibility.agreements, self.eligibility.reasons, strict=True))
+
+    @property
+    def rule_text(self) -> str:
+        return self.eligibility.rule.text if self.eligibility else ""
+
+    @property
+    def low_prevalence(self) -> list[CriterionAgreement]:
+        return [a for a in self.agreements if a.low_prevalence]
 
     @property
     def eligible(self) -> bool | None:
@@ -226,37 +257,74 @@ def agreement_report(
         artefacts_total=ratings.artefacts_total,
         artefacts_complete=ratings.artefacts_complete,
         fields=fields,
-        eligibility=_eligibility(session, agreements, target),
+        eligibility=_eligibility(
+            charter,
+            ratings.rows,
+            confidence=charter.confidence,
+            n_resamples=n_resamples,
+            seed=session.seed,
+        ),
         graders=_grader_rows(ratings),
     )
 
 
+def metric_verdicts(
+    *,
+    session: GradingSession,
+    charter: Charter,
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> dict[str, Eligibility]:
+    """Return, per human-graded charter metric with criteria, its verdict under its rule.
+
+    The rule is the one ``charter`` pre-registers for the metric (default κ/α on the
+    metric's criteria against the κ target); the agreement is measured on ``session``'s
+    submitted ratings, seeded with the session's seed as the agreement page is.
+    """
+    ratings = session_ratings(session=session)
+    rows = _eligibility(
+        charter,
+        ratings.rows,
+        confidence=charter.confidence,
+        n_resamples=n_resamples,
+        seed=session.seed,
+    )
+    return {row.metric_id: row.eligibility for row in rows if row.eligibility is not None}
+
+
 def _eligibility(
-    session: GradingSession, agreements: dict[str, FieldAgreement], target: float
+    charter: Charter,
+    rows: list[UnitRatings],
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
 ) -> list[EligibilityRow]:
     metrics = catalogue()
+    document = charter_document_build(charter=charter)
+    kappa_target = float(document.get("kappa_target", charter.kappa_target))
     human = [
-        (metric_id, treatment)
-        for metric_id, treatment in CharterMetric.objects.filter(charter=session.charter)
-        .order_by("position", "pk")
-        .values_list("metric_id", "treatment")
-        if metric_id in metrics and metrics[metric_id].human_graded
+        entry
+        for entry in document["metrics"]
+        if entry["id"] in metrics and metrics[entry["id"]].human_graded
     ]
-    verdicts = metric_eligibility(agreements, target, [m for m, _t in human])
-    rows = []
-    for metric_id, treatment in human:
-        verdict = verdicts.get(metric_id)
-        fields = verdict.fields if verdict else ()
-        rows.append(
-            EligibilityRow(
-                metric_id,
-                metrics[metric_id].name,
-                treatment,
-                verdict,
-                [agreements[name] for name in fields],
-            )
-        )
-    return rows
+    measured = metric_agreements(
+        rows,
+        [entry["id"] for entry in human if metrics[entry["id"]].criteria],
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    result = []
+    for entry in human:
+        metric = metrics[entry["id"]]
+        verdict = None
+        agreements = list(measured.get(metric.id, ()))
+        if metric.criteria:
+            rule = agreement_rule(entry.get("agreement"), kappa_target)
+            verdict = metric_eligibility(metric.id, agreements, rule)
+        treatment = entry["treatment"]
+        result.append(EligibilityRow(metric.id, metric.name, treatment, verdict, agreements))
+    return result
 
 
 def _grader_rows(ratings: SessionRatings) -> list[GraderRow]:

@@ -296,7 +296,7 @@ def test_it_notes_an_existing_reject_when_undetermined() -> None:
     assert any("a already Reject" in reason for reason in result.reasons)
 
 
-def test_it_is_undetermined_when_human_grading_misses_the_kappa_target() -> None:
+def test_a_metric_below_the_kappa_target_is_not_eligible_and_the_decision_undetermined() -> None:
     gate_input = table_4_input(LLAMA)
     weak = replace(gate_input.metrics[5], kappa=0.41)
     gate_input = replace(gate_input, metrics=(*gate_input.metrics[:5], weak))
@@ -304,14 +304,40 @@ def test_it_is_undetermined_when_human_grading_misses_the_kappa_target() -> None
     result = gate_evaluate(gate_input, mode="point")
 
     assert result.decision == "Undetermined"
-    assert result.metrics[5].status == "Scale"  # keeps its computed status
-    assert result.ei == pytest.approx(15.56 / 6, abs=1e-12)  # ν and EI still computed
-    assert result.ei_band is not None
-    assert result.binding_metric == "hallucination_rate"
+    assert result.metrics[5].status == "Undetermined"  # never Scale or Conditional
+    assert not result.metrics[5].eligible
+    assert all(m.eligible for m in result.metrics[:5])
+    assert result.ei is None and result.ei_band is None and result.binding_metric is None
+    assert result.metrics[5].nu is not None  # ν is still shown beside it
     assert any(
-        r.startswith("guidance_recall: human-graded with κ = 0.41 below the target 0.60")
+        r.startswith("guidance_recall: not eligible — human agreement κ = 0.41 < 0.60")
         for r in result.reasons
     )
+    assert any(
+        r.startswith("guidance_recall: ") and r.endswith("→ would be Scale, but not eligible")
+        for r in result.reasons
+    )
+    assert "On the computed statuses alone the gate would read Scale" in result.reasons
+
+
+@pytest.mark.parametrize("grading", ["H", "PPI"])
+def test_the_kappa_gate_applies_in_every_mode_with_human_labels(grading: str) -> None:
+    result = gate_evaluate(
+        GateInput(metrics=(metric(estimate=90.0, grading=grading, kappa=0.3),)), mode="point"
+    )
+
+    assert result.decision == "Undetermined"
+    assert result.metrics[0].status == "Undetermined" and not result.metrics[0].eligible
+
+
+@pytest.mark.parametrize("grading", ["H", "PPI"])
+def test_human_labels_without_an_agreement_figure_are_undetermined(grading: str) -> None:
+    alone = metric(estimate=90.0, grading=grading)
+    result = gate_evaluate(GateInput(metrics=(alone,)), mode="point")
+
+    assert result.decision == "Undetermined"
+    assert result.metrics[0].status == "Undetermined"
+    assert any("no agreement figure was reported" in reason for reason in result.reasons)
 
 
 def test_it_accepts_kappa_equal_to_the_target() -> None:
@@ -322,19 +348,36 @@ def test_it_accepts_kappa_equal_to_the_target() -> None:
     assert result.decision == "Scale"
 
 
-def test_it_ignores_kappa_for_judge_graded_metrics() -> None:
-    result = gate_evaluate(
-        GateInput(metrics=(metric(estimate=90.0, grading="J", kappa=0.2),)), mode="point"
+def test_it_ignores_kappa_for_judge_graded_and_automatic_metrics() -> None:
+    for grading in ("J", "A", None):
+        result = gate_evaluate(
+            GateInput(metrics=(metric(estimate=90.0, grading=grading, kappa=0.2),)), mode="point"
+        )
+        assert result.decision == "Scale"
+
+
+def test_the_charters_agreement_verdict_decides_over_kappa() -> None:
+    verdict = {"eligible": False, "reason": "breached AC1 = 0.699 < 0.70", "rule": "ac1"}
+    blocked = metric(estimate=90.0, grading="PPI", kappa=0.95, agreement=verdict)
+    passed = metric(
+        estimate=90.0, grading="PPI", kappa=0.1, agreement={"eligible": True, "rule": "ac1"}
     )
 
-    assert result.decision == "Scale"
+    assert gate_evaluate(GateInput(metrics=(blocked,)), mode="point").decision == "Undetermined"
+    assert gate_evaluate(GateInput(metrics=(passed,)), mode="point").decision == "Scale"
+    result = gate_evaluate(GateInput(metrics=(blocked,)), mode="point")
+    assert result.metrics[0].to_dict()["agreement"] == verdict
+    assert any("not eligible — breached AC1 = 0.699 < 0.70" in r for r in result.reasons)
 
 
-def test_it_notes_a_missing_kappa_without_undetermining() -> None:
-    result = gate_evaluate(GateInput(metrics=(metric(estimate=90.0, grading="H"),)), mode="point")
+def test_a_kappa_just_below_the_target_is_printed_below_it() -> None:
+    result = gate_evaluate(
+        GateInput(metrics=(metric(estimate=90.0, grading="H", kappa=0.5986),)), mode="point"
+    )
 
-    assert result.decision == "Scale"
-    assert any("κ was not reported" in reason for reason in result.reasons)
+    text = " ".join(result.reasons)
+    assert "κ = 0.599 < 0.60" in text
+    assert "0.60 < 0.60" not in text
 
 
 # --------------------------------------------------------------------------- ν, EI, EI_G

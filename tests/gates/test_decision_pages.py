@@ -274,7 +274,9 @@ def test_a_human_graded_metric_below_the_kappa_target_is_named(world):
     decision = decide(world, estimates=estimates)
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
     assert decision.status == "Undetermined"
-    assert "is human-graded with κ = 0.41, below the charter's target 0.60" in html
+    assert '<span class="mono">irrelevance_rate</span> is not eligible' in html
+    assert "(κ = 0.41 against the target 0.6)" in html
+    assert '<span class="badge Undetermined">not eligible</span>' in html
 
 
 def test_informational_metrics_are_listed_apart_with_their_reason_and_estimate(world):

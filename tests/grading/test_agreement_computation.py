@@ -19,12 +19,15 @@ from grading.agreement import (
     KRIPPENDORFF_ALPHA,
     METRIC_FIELDS,
     ORDINAL_ORDER,
+    AgreementRule,
     UnitRatings,
     cluster_bootstrap,
+    compared_text,
     field_agreement,
     grader_statistics,
     human_criterion_scores,
     judge_calibration,
+    metric_agreements,
     metric_eligibility,
     percent_agreement,
     rating_matrix,
@@ -198,31 +201,37 @@ def test_resamples_where_the_statistic_is_undefined_are_dropped_and_counted():
 
 def test_undefined_agreement_has_no_interval_and_blocks_its_metrics():
     everyone_yes = [("Y", "Y")] * 8
-    agreements = session_agreement(rows_of("relevant", everyone_yes, per_artefact=2))
+    rows = rows_of("relevant", everyone_yes, per_artefact=2)
+    agreements = session_agreement(rows)
     relevant = agreements["relevant"]
     assert np.isnan(relevant.point) and not relevant.has_interval and not relevant.passes(0.0)
     assert relevant.n_resamples == relevant.n_degenerate == 0
     assert agreements["guidance"].n_units == 0
-    verdict = metric_eligibility(agreements, 0.6)
-    assert not verdict["irrelevance_rate"].eligible
-    assert verdict["irrelevance_rate"].reason == (
-        "rubric needs revision: relevant agreement undefined (8 units with two ratings)"
+    measured = metric_agreements(rows, ["irrelevance_rate"])["irrelevance_rate"]
+    verdict = metric_eligibility("irrelevance_rate", measured, AgreementRule("kappa", 0.6))
+    assert not verdict.eligible
+    assert verdict.reason == (
+        "rubric needs revision: relevant κ undefined (8 units with two ratings)"
     )
 
 
-def test_a_metric_is_eligible_only_if_every_field_it_uses_reaches_the_target():
+def test_a_metric_is_eligible_only_if_every_criterion_it_uses_reaches_the_target():
     good = simulated("assertive", n_artefacts=40, units_each=5, error=0.05, seed=2)
     poor = simulated("supported", n_artefacts=40, units_each=5, error=0.6, seed=2)
-    agreements = session_agreement(good + poor, n_resamples=100)
-    assert agreements["assertive"].point >= 0.6 > agreements["supported"].point
-    verdict = metric_eligibility(agreements, 0.6, ["hallucination_rate", "pass_hat_k"])
-    assert set(verdict) == {"hallucination_rate"}
-    hallucination = verdict["hallucination_rate"]
-    assert not hallucination.eligible and hallucination.blocking_fields == ("supported",)
-    alpha = agreements["supported"].point
-    assert hallucination.reason == f"rubric needs revision: supported α = {alpha:.2f} < 0.60"
-    lenient = metric_eligibility(agreements, alpha - 0.01)["hallucination_rate"]
-    assert lenient.eligible and lenient.blocking_fields == ()
+    measured = metric_agreements(good + poor, ["hallucination_rate", "pass_hat_k"], n_resamples=100)
+    assert set(measured) == {"hallucination_rate"}
+    assertive, supported = measured["hallucination_rate"]
+    assert assertive.point >= 0.6 > supported.point
+    hallucination = metric_eligibility(
+        "hallucination_rate", measured["hallucination_rate"], AgreementRule("kappa", 0.6)
+    )
+    assert not hallucination.eligible and hallucination.blocking == ("supported",)
+    alpha = supported.point
+    assert f"supported α = {compared_text(alpha, 0.6)} < 0.60" in hallucination.reason
+    lenient = metric_eligibility(
+        "hallucination_rate", measured["hallucination_rate"], AgreementRule("kappa", alpha - 0.01)
+    )
+    assert lenient.eligible and lenient.blocking == ()
 
 
 def test_the_seed_fixes_every_field_independently_of_the_others():

@@ -15,7 +15,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from demo.testing.grading import fill
 from enterpriseval.stats import krippendorff_alpha
-from grading.agreement import ORDINAL_ORDER
+from grading.agreement import ORDINAL_ORDER, compared_text
 from grading.models import Assignment, AssignmentStatus, Grade, SessionArtefact
 from grading.rubric import FIELDS_BY_NAME
 from grading.selectors.artefacts import submitted_field_values
@@ -176,12 +176,11 @@ def test_two_graders_on_every_artefact_get_cohens_kappa(grading_world):
     assert f"κ = {expected:.2f}" in field_cell(html, "relevant")
 
 
-def test_metrics_whose_fields_miss_the_target_are_not_gate_eligible(grading_world):
+def test_metrics_whose_criteria_miss_the_target_are_not_gate_eligible(grading_world):
     world = grading_world
     grade(world, disagreeing(world))
     data = browser(world.owner).get(api_url(world)).json()
     points = {row["field"]: row["point"] for row in data["fields"]}
-    lows = {row["field"]: row["lo"] for row in data["fields"]}
     eligibility = {row["metric_id"]: row for row in data["eligibility"]}
     assert "citation_recall" not in eligibility  # judge-graded only (SPEC §4)
     assert eligibility["citation_precision_strict"]["treatment"] == "informational"
@@ -191,15 +190,30 @@ def test_metrics_whose_fields_miss_the_target_are_not_gate_eligible(grading_worl
         ("key_element_capture", ["key_element"]),
     ):
         row = eligibility[metric_id]
-        blocking = [f for f in fields if points[f] is None or points[f] < 0.6]
-        assert row["fields"] == fields
+        criteria = row["criteria"]
+        blocking = [c["field"] for c in criteria if c["point"] is None or c["point"] < 0.6]
+        assert row["fields"] == fields == [c["field"] for c in criteria]
         assert row["blocking_fields"] == blocking
         assert row["eligible"] is (not blocking)
-        assert row["field_lower_bounds"] == {f: lows[f] for f in fields}
-    relevant = points["relevant"]
+        assert row["rule"] == "κ/α ≥ 0.60 on each criterion"
+        assert row["field_lower_bounds"] == {c["field"]: c["lo"] for c in criteria}
+        for c in criteria:
+            assert c["prevalence"] is not None and c["ac1"] is not None
+    # supported is measured as supported (fully or partially) vs not, not on its 3 levels
+    _symbol, _alpha, table = expected_statistic(world.session, "supported")
+    collapsed = np.array(
+        [[np.nan if v is None else float(v != "not") for v in row] for row in table]
+    ).T
+    supported = eligibility["hallucination_rate"]["criteria"][1]
+    assert supported["criterion"] == "supported"
+    assert supported["point"] == pytest.approx(
+        krippendorff_alpha(collapsed, level="nominal", value_domain=[0.0, 1.0]), abs=1e-12
+    )
+    relevant = points["relevant"]  # a yes/no field: its criterion is the field itself
+    assert eligibility["irrelevance_rate"]["criteria"][0]["point"] == pytest.approx(relevant)
     assert relevant < 0.6
     html = browser(world.owner).get(page_url(world)).content.decode()
-    assert f"rubric needs revision: relevant α = {relevant:.2f} &lt; 0.60" in html
+    assert f"rubric needs revision: relevant α = {compared_text(relevant, 0.6)} &lt; 0.60" in html
 
 
 def test_the_grader_table_counts_work_and_labels_per_grader(grading_world):

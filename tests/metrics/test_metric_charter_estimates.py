@@ -38,7 +38,10 @@ def test_every_charter_metric_gets_a_record(judged_world):
     for metric_id in ("hallucination_rate", "key_element_capture", "guidance_recall"):
         record = estimates[metric_id]
         assert record.has_value and record.mode == "H", (metric_id, record.reason)
-        assert record.kappa is not None
+        # one label per criterion: agreement is undefined, so there is no κ to report and
+        # the note names the charter's rule and the verdict (not eligible)
+        assert record.kappa is None
+        assert any("agreement rule κ/α ≥ 0.60" in n and "not eligible" in n for n in record.notes)
     # every grader answered the first value of every field: nothing is hallucinated
     assert estimates["hallucination_rate"].point == 0
     assert not estimates["catch_rate"].has_value
@@ -73,13 +76,18 @@ def test_a_decision_computed_from_the_evidence_is_recorded_with_its_hashes(judge
     }
     assert decision.evidence["grades_sha256"] == grades_digest(session=world.session)
     gated = {m["id"]: m for m in decision.record["gate"]["metrics"]}
-    # every grader gave the first value of every field: one label per field, so agreement
-    # is undefined, which counts as below the κ target, and the decision is Undetermined
+    # every grader gave the first value of every field: one label per criterion, so agreement
+    # is undefined: no figure, not eligible, and the decision is Undetermined
     assert decision.status == "Undetermined"
     assert gated["hallucination_rate"]["estimate"] == 0
-    assert gated["hallucination_rate"]["kappa"] == 0
+    assert gated["hallucination_rate"]["kappa"] is None
+    assert gated["hallucination_rate"]["eligible"] is False
+    assert gated["hallucination_rate"]["status"] == "Undetermined"
     estimates = {e["metric_id"]: e for e in decision.record["estimates"]}
-    assert any("agreement undefined" in note for note in estimates["hallucination_rate"]["notes"])
+    assert any(
+        "not eligible" in note and "undefined" in note
+        for note in estimates["hallucination_rate"]["notes"]
+    )
 
 
 def test_without_a_grading_session_an_e2_decision_is_undetermined(judged_world):
