@@ -751,7 +751,7 @@ def gate_evaluate(
 
     statuses = _statuses(used, d, theta_out, theta_in, measured)
     nu = normalised_scores(used, d, theta_out, theta_in, gate_input.nu_max)
-    ineligible = [_ineligibility(metric, gate_input.kappa_min) for metric in metrics]
+    ineligible = [_ineligibility(metric, gate_input.kappa_min, mode) for metric in metrics]
     low_kappa = [why is not None for why in ineligible]
     gated = [status for status in statuses if status != "Undetermined"]
     worst = max(gated, key=_SEVERITY.index) if gated else None
@@ -916,6 +916,9 @@ def _reasons(
             "Point mode: values are point estimates, for illustration only and not a decision "
             "basis; the decision gates on conservative CI bounds"
         )
+        unchecked = _unchecked_note(gate_input.metrics, mode)
+        if unchecked is not None:
+            reasons.append(unchecked)
     by_status = {
         status: [r.id for r in results if r.status == status]
         for status in (*_SEVERITY, "Undetermined")
@@ -968,11 +971,14 @@ def _reasons(
     return reasons
 
 
-def _ineligibility(metric: MetricInput, kappa_min: float) -> str | None:
+def _ineligibility(metric: MetricInput, kappa_min: float, mode: Mode) -> str | None:
     """Return why the metric's human labels may not enter the gate, or ``None`` if they may.
 
     SPEC §5.1/§6.1: the rule applies whenever human labels enter the estimate (H or PPI);
-    no agreement figure is not eligible.
+    no agreement figure is not eligible. Point mode is an illustration of published point
+    estimates (SPEC §6.1, §11: seed 003 Table 4 reports no κ), so there a missing figure is
+    stated in the reasons (:func:`_unchecked_note`) instead; a reported figure that fails the
+    rule makes the metric not eligible in either mode.
     """
     if metric.agreement is not None:
         if metric.agreement.get("eligible"):
@@ -981,6 +987,8 @@ def _ineligibility(metric: MetricInput, kappa_min: float) -> str | None:
     if metric.grading not in HUMAN_LABELLED:
         return None
     if metric.kappa is None:
+        if mode == "point":
+            return None
         return (
             f"its estimate rests on human labels (mode {metric.grading}) but no agreement "
             f"figure was reported, so the κ target {_target_text(kappa_min)} cannot be checked"
@@ -988,6 +996,24 @@ def _ineligibility(metric: MetricInput, kappa_min: float) -> str | None:
     if metric.kappa < kappa_min:
         return f"human agreement κ = {below_text(metric.kappa, kappa_min)}"
     return None
+
+
+def _unchecked_note(metrics: Sequence[MetricInput], mode: Mode) -> str | None:
+    """Return the point-mode note naming human-labelled metrics with no agreement figure."""
+    if mode != "point":
+        return None
+    unchecked = [
+        metric.id
+        for metric in metrics
+        if metric.agreement is None and metric.grading in HUMAN_LABELLED and metric.kappa is None
+    ]
+    if not unchecked:
+        return None
+    return (
+        f"No agreement figure for {', '.join(unchecked)}: eligibility is not checked in this "
+        "illustration; a decision on conservative bounds would be Undetermined until the "
+        "graders' agreement meets the charter's rule (SPEC §5.1)"
+    )
 
 
 def _target_text(value: float) -> str:

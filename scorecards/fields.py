@@ -172,7 +172,7 @@ def _gate(section: Mapping[str, Any], _e: int) -> list[str]:
 
 
 def _efficacy(section: Mapping[str, Any], _e: int) -> list[str]:
-    if section.get("ei") is None:
+    if section.get("ei") is None and not section.get("not_computed"):
         return [section.get("why") or "EI was not computed"]
     return []
 

@@ -239,15 +239,7 @@ def assemble_content(
             "reasons": list(gate.get("reasons") or []),
             "recommendations": [rec["message"] for rec in gate.get("recommendations") or []],
         },
-        "efficacy": {
-            "ei": gate.get("ei"),
-            "ei_g": gate.get("ei_g"),
-            "band": gate.get("ei_band"),
-            "nu_max": gate.get("nu_max"),
-            "why": ""
-            if gate.get("ei") is not None
-            else "EI needs an estimate of every gated metric",
-        },
+        "efficacy": _efficacy(gate),
         "value": _value(record.get("value"), charter.value_inputs or {}),
         "failure_modes": {
             "failure_modes": scorecard.failure_modes,
@@ -270,6 +262,37 @@ def assemble_content(
     content["sign_off"] = dict(signed_off) if signed_off is not None else None
     content["missing"] = [m.to_dict() for m in missing_fields(content)]
     return canonical_value(content)
+
+
+def _efficacy(gate: Mapping[str, Any]) -> dict[str, Any]:
+    """Return EI, EI_G and the band, or why they were not computed.
+
+    SPEC §6.1: with a gated metric whose human labels are not eligible, EI is not computed at
+    all; that is a statement the committee can sign ("not computed"), unlike a metric with no
+    estimate, which leaves the field missing.
+    """
+    section: dict[str, Any] = {
+        "ei": gate.get("ei"),
+        "ei_g": gate.get("ei_g"),
+        "band": gate.get("ei_band"),
+        "nu_max": gate.get("nu_max"),
+        "why": "",
+        "not_computed": "",
+    }
+    if gate.get("ei") is not None:
+        return section
+    metrics = gate.get("metrics") or []
+    unmeasured = [m["id"] for m in metrics if m.get("value_used") is None]
+    ineligible = [m["id"] for m in metrics if m.get("eligible") is False]
+    if ineligible and not unmeasured:
+        section["not_computed"] = (
+            "EI and EI_G are not computed: the decision is Undetermined because the human "
+            f"labels of {', '.join(ineligible)} do not meet the charter's agreement rule "
+            "(SPEC §6.1: EI is computed over eligible metrics only, or not at all)"
+        )
+    else:
+        section["why"] = "EI needs an estimate of every gated metric"
+    return section
 
 
 def content_sha256(content: Mapping[str, Any]) -> str:

@@ -29,6 +29,7 @@ PURE_MODULES = [
     "runs.prompting",
     "runs.executor",
     "runs.segment",
+    "runs.slots",
     "runs.output_import",
     "runs.trajectory",
     "grading.rubric",

@@ -62,7 +62,9 @@ def test_a_grader_cannot_also_be_a_reviewer(personas):
     with pytest.raises(CommandError) as refused:
         member("member_grant", "grader", "reviewer", "owner")
     assert refused.value.returncode == 2
-    assert str(refused.value).startswith("--role: grader cannot be a grader and a charter owner")
+    assert str(refused.value).startswith(
+        "--role: grader: a grader cannot also be second-line reviewer / risk committee"
+    )
     assert not Membership.objects.filter(user=personas.grader, role=Role.REVIEWER).exists()
 
 

@@ -63,10 +63,11 @@ def test_json_is_the_use_case_as_the_api_lists_it(personas):
 
 
 def test_a_user_without_the_add_permission_is_refused_and_nothing_is_written(personas):
+    # The owner persona holds charters.add_usecase (tests/conftest.py); the model owner not.
     with pytest.raises(CommandError) as refused:
-        create("owner")
+        create("model_owner")
     assert refused.value.returncode == 2
-    assert str(refused.value).startswith("--as: owner may not create use cases")
+    assert str(refused.value).startswith("--as: model_owner may not create use cases")
     assert "charters.add_usecase" in str(refused.value)
     assert not UseCase.objects.filter(key="CDE-A").exists()
 

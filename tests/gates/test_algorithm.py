@@ -332,12 +332,30 @@ def test_the_kappa_gate_applies_in_every_mode_with_human_labels(grading: str) ->
 
 @pytest.mark.parametrize("grading", ["H", "PPI"])
 def test_human_labels_without_an_agreement_figure_are_undetermined(grading: str) -> None:
-    alone = metric(estimate=90.0, grading=grading)
-    result = gate_evaluate(GateInput(metrics=(alone,)), mode="point")
+    alone = metric(estimate=90.0, ci=(85.0, 95.0), grading=grading)
+    result = gate_evaluate(GateInput(metrics=(alone,)), mode="conservative")
 
     assert result.decision == "Undetermined"
     assert result.metrics[0].status == "Undetermined"
     assert any("no agreement figure was reported" in reason for reason in result.reasons)
+
+
+@pytest.mark.parametrize("grading", ["H", "PPI"])
+def test_a_point_illustration_without_an_agreement_figure_says_it_is_unchecked(
+    grading: str,
+) -> None:
+    # Seed 003 Table 4 reports no κ; SPEC §11 gates it in point mode as an illustration.
+    alone = metric(estimate=90.0, grading=grading)
+    result = gate_evaluate(GateInput(metrics=(alone,)), mode="point")
+
+    assert result.decision == "Scale"
+    assert any(
+        "No agreement figure for guidance_recall: eligibility is not checked" in reason
+        for reason in result.reasons
+    )
+    low_kappa = metric(estimate=90.0, grading=grading, kappa=0.3)
+    low = gate_evaluate(GateInput(metrics=(low_kappa,)), mode="point")
+    assert low.decision == "Undetermined"  # a reported figure that fails counts in any mode
 
 
 def test_it_accepts_kappa_equal_to_the_target() -> None:

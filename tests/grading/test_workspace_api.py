@@ -307,5 +307,6 @@ def test_a_closed_session_refuses_changes(signed_in, grading_world, grader):
 def test_a_stranger_is_refused_in_the_one_error_shape(client, grading_world, grader):
     assignment = grading_world.assignments_of(grader)[0]
     for response in (client.get(url("list")), client.get(url("detail", assignment))):
-        assert response.status_code == 403
+        assert response.status_code == 401
+        assert response["WWW-Authenticate"] == "Token"
         assert response.json()["error"]["code"] == "not_authenticated"

@@ -348,7 +348,14 @@ def test_an_honest_pack_still_verifies():
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [(DEEP_JSON, "nested more than 64 levels"), (f'{{"a": {HUGE_INTEGER}}}', "5,000 characters")],
+    [
+        # egibench counts brackets before any parser runs (egibench/importers.py).
+        (DEEP_JSON, ": nested deeper than 64 levels (line 1): not a result file"),
+        (
+            f'{{"a": {HUGE_INTEGER}}}',
+            ": refused JSON (line 1, column 7: an integer of 5,000 characters",
+        ),
+    ],
 )
 def test_an_egi_native_file_nested_too_deep_or_with_a_huge_integer_names_the_file(
     tmp_path, text, expected
@@ -357,8 +364,7 @@ def test_an_egi_native_file_nested_too_deep_or_with_a_huge_integer_names_the_fil
     path.write_text(text)
     with pytest.raises(BenchmarkFileError) as refused:
         _load_json(path)
-    assert str(refused.value).startswith(f"{path}: refused JSON (line 1, column")
-    assert expected in str(refused.value)
+    assert str(refused.value).startswith(f"{path}{expected}")
 
 
 def test_an_egi_results_file_nested_too_deep_or_over_its_cap_names_the_file(tmp_path, settings):

@@ -12,12 +12,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from charters.api.configurations import MAX_DOCUMENT_BYTES, ConfigurationDetailOutput
+from charters.api.configurations import ConfigurationDetailOutput
 from charters.management.cli import (
     add_actor,
     add_format,
     read_bytes,
-    refusal,
     refusals,
     use_case_as,
     user_named,
@@ -45,8 +44,6 @@ class Command(BaseCommand):
         use_case = use_case_as(actor, options["use_case"], configuration_use_case_for, upload=True)
         path = options["file"]
         content = read_bytes(path, "--file")
-        if len(content) > MAX_DOCUMENT_BYTES:
-            raise refusal(f"--file: {path} is larger than {MAX_DOCUMENT_BYTES:,} bytes")
         with refusals({"name": "--name"}, source=path, stderr=self.stderr):
             configuration = configuration_upload(
                 actor=actor,
