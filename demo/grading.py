@@ -348,14 +348,16 @@ def _adjudicate(
             continue
         artefact = by_pk[fv.artefact_id]
         assert artefact.output is not None
+        if dispute_catalogue([artefact])[artefact.pk].is_moot(fv.unit_key, fv.field):
+            # Its parent's final value (agreed, or adjudicated just now) does not ask it,
+            # e.g. "supported" of a sentence both graders called not assertive.
+            continue
         record = make_grades.truth_records(sigma_of[artefact.output.run_id])[
             (artefact.task.external_id, artefact.output.repeat_index)
         ]
         truth = make_grades.true_grades(record, guidance[artefact.task.external_id])
         value = truth.get(fv.unit_key, {}).get(fv.field)
         if value is None:  # e.g. "supported" of a sentence that is truly not assertive
-            if dispute_catalogue([artefact])[artefact.pk].is_moot(fv.unit_key, fv.field):
-                continue  # its parent was just adjudicated to a value that does not ask it
             value = next(v for v in fv.values.values() if v is not None)
         adjudication_record(
             actor=adjudicator,  # type: ignore[arg-type]
