@@ -37,7 +37,7 @@ from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
 from grading.selectors.sessions import session_detail, session_grade_rows
 from metrics.estimate import MetricEstimate
-from metrics.evidence import unit_metric_evidence
+from metrics.evidence import RunEvidenceSource, unit_metric_evidence
 from metrics.selectors import charter_estimates
 from runs.judges.llm import same_model
 from runs.models import Judge, JudgeKind, JudgeScore, Output, Run, RunStatus
@@ -345,10 +345,19 @@ def decision_compute(
     refuses what SPEC §6.1 refuses (an open grading session among them).
     """
 
-    estimates = charter_estimates(
-        charter=charter, run=run, session=session, judge=judge, oversight_study=oversight_study
-    )
+    # The run's evidence and the session's agreement, each computed once for the estimates,
+    # the gate and the value model (issue 18).
+    source = RunEvidenceSource(run=run, session=session, judge=judge)
     verdicts = metric_verdicts(session=session, charter=charter) if session is not None else {}
+    estimates = charter_estimates(
+        charter=charter,
+        run=run,
+        session=session,
+        judge=judge,
+        oversight_study=oversight_study,
+        evidence_source=source,
+        verdicts=verdicts,
+    )
     gate = gate_evaluate(
         gate_input_for(charter=charter, estimates=estimates, verdicts=verdicts),
         mode="conservative",
@@ -371,7 +380,14 @@ def decision_compute(
                 *gate.reasons,
             ),
         )
-    value = value_for(charter=charter, run=run, session=session, judge=judge, study=oversight_study)
+    value = value_for(
+        charter=charter,
+        run=run,
+        session=session,
+        judge=judge,
+        study=oversight_study,
+        evidence_source=source,
+    )
     stress = stress_report(charter=charter, run=run, stress_run=stress_run, judge=judge)
     evidence = {
         "charter_sha256": charter.sha256,
@@ -425,6 +441,7 @@ def value_for(
     session: GradingSession | None,
     judge: Judge | None,
     study: OversightStudy | None,
+    evidence_source: RunEvidenceSource | None = None,
 ) -> dict[str, Any]:
     """Return the value-and-risk estimate fed by the evidence, with where each input came from.
 
@@ -441,7 +458,11 @@ def value_for(
     hallucination = None
     if session is not None:
         units = unit_metric_evidence(
-            metric_id="hallucination_rate", run=run, session=session, judge=judge
+            metric_id="hallucination_rate",
+            run=run,
+            session=session,
+            judge=judge,
+            source=evidence_source,
         ).units
         if units.labeled.any() and units.h_num is not None and units.d is not None:
             hallucination = (

@@ -295,6 +295,68 @@ def cluster_bootstrap(
     return values[finite], int(n_resamples - finite.sum())
 
 
+def binary_cluster_bootstrap(
+    codes: Codes,
+    clusters: NDArray[np.intp],
+    statistic: str,
+    *,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> tuple[NDArray[np.float64], int]:
+    """:func:`cluster_bootstrap` of κ or nominal α on 0/1 codes, for all resamples at once.
+
+    The same artefact draws as :func:`cluster_bootstrap` (the generator is used identically),
+    but each resample's statistic comes from tables that are linear in the artefacts'
+    multiplicities: per artefact, the counts of its units' rating cells, so a resample's
+    tables are one matrix product (resamples × artefacts) @ (artefacts × cells), and κ or α
+    follows in closed form, with the same undefined cases as
+    :func:`enterpriseval.stats.cohens_kappa` and :func:`enterpriseval.stats.krippendorff_alpha`.
+    """
+    n_clusters = int(clusters.max()) + 1
+    draws = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
+    offsets = np.arange(n_resamples, dtype=np.intp)[:, np.newaxis] * n_clusters
+    drawn = np.bincount((draws + offsets).ravel(), minlength=n_resamples * n_clusters)
+    multiplicity = drawn.reshape(n_resamples, n_clusters).astype(np.float64)  # (B, G)
+    rated = ~np.isnan(codes)
+    ones = np.where(rated, codes, 0.0).sum(axis=1)  # n_u1
+    zeros = rated.sum(axis=1) - ones  # n_u0
+    if statistic == COHEN_KAPPA:
+        # Cohen (1960), nominal: the 2 × 2 table of (rater A, rater B) per resample.
+        cell = (codes[:, 0] * 2 + codes[:, 1]).astype(np.intp)
+        per_unit = np.zeros((len(codes), 4))
+        per_unit[np.arange(len(codes)), cell] = 1.0
+        table = multiplicity @ _by_cluster(per_unit, clusters, n_clusters)  # (B, 4)
+        n = table.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = (table[:, 1] + table[:, 2]) / n  # Σ w·o, disagreements
+            row0, row1 = (table[:, 0] + table[:, 1]) / n, (table[:, 2] + table[:, 3]) / n
+            col0, col1 = (table[:, 0] + table[:, 2]) / n, (table[:, 1] + table[:, 3]) / n
+            expected = row0 * col1 + row1 * col0  # Σ w·e, e_ck = o_c. o_.k
+            values = 1.0 - observed / expected
+        values[(n < 2) | (expected == 0.0)] = np.nan
+    else:
+        # Krippendorff (2011), nominal, two values: o_01 = Σ_u n_u0 n_u1 / (m_u − 1),
+        # n_c = Σ_u n_uc, α = 1 − (n − 1)·o_01 / (n_0 n_1).
+        pairs = rated.sum(axis=1)
+        per_unit = np.column_stack((zeros * ones / (pairs - 1.0), zeros, ones, np.ones(len(codes))))
+        table = multiplicity @ _by_cluster(per_unit, clusters, n_clusters)  # (B, 4)
+        mismatch, n0, n1, units = table.T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = 1.0 - (n0 + n1 - 1.0) * mismatch / (n0 * n1)
+        values[(units < 2) | (n0 * n1 == 0.0)] = np.nan
+    finite = np.isfinite(values)
+    return values[finite], int(n_resamples - finite.sum())
+
+
+def _by_cluster(
+    per_unit: NDArray[np.float64], clusters: NDArray[np.intp], n_clusters: int
+) -> NDArray[np.float64]:
+    """Sum the rows of ``per_unit`` within each cluster: (units × cells) → (clusters × cells)."""
+    totals = np.zeros((n_clusters, per_unit.shape[1]))
+    np.add.at(totals, clusters, per_unit)
+    return totals
+
+
 def field_agreement(
     matrix: RatingMatrix,
     *,
@@ -340,8 +402,8 @@ def field_agreement(
     lo = hi = math.nan
     resampled = degenerate = 0
     if math.isfinite(point) and n_artefacts >= 2:
-        values, degenerate = cluster_bootstrap(
-            codes, clusters, compute, n_resamples=n_resamples, rng=generator
+        values, degenerate = binary_cluster_bootstrap(
+            codes, clusters, statistic, n_resamples=n_resamples, rng=generator
         )
         resampled = len(values)
         if resampled:
@@ -541,8 +603,8 @@ def criterion_agreement(
     lo = hi = math.nan
     resampled = degenerate = 0
     if math.isfinite(point) and n_artefacts >= 2:
-        values, degenerate = cluster_bootstrap(
-            codes, clusters, compute, n_resamples=n_resamples, rng=generator
+        values, degenerate = binary_cluster_bootstrap(
+            codes, clusters, statistic, n_resamples=n_resamples, rng=generator
         )
         resampled = len(values)
         if resampled:

@@ -13,7 +13,8 @@ each run uniformly (uniform within the σ, or stratified by run), so within one 
 sample is uniform and the run's outputs form one stratum: π = n_run/N_run is the same for every
 output of the run, and no weight across σ or runs enters a run's estimate. Outputs sampled but
 not yet completely graded (a grader has not submitted, a disagreement waits for the adjudicator)
-count as unlabeled; ``pending`` says how many. Seven queries whatever the number of outputs.
+count as unlabeled; ``pending`` says how many. The run's evidence is read once for all metrics
+(:class:`RunEvidenceSource`), in a fixed number of queries whatever the number of outputs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -76,78 +78,145 @@ class _Unit:
     sentence_position: int | None
 
 
-def unit_metric_evidence(
-    *, metric_id: str, run: Run, session: GradingSession | None, judge: Judge | None
-) -> RunEvidence:
-    """Return the per-output evidence of ``metric_id`` for ``run`` (see the module docstring)."""
-    spec = unit_metric(metric_id)
-    kinds = METRIC_UNIT_KINDS[metric_id]
-    outputs = list(
-        Output.objects.filter(run=run, status=OutputStatus.SUCCEEDED, task__split=run.split)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    index = {pk: i for i, pk in enumerate(outputs)}
-    units = [
-        _Unit(pk, index[output_id], key, kind, sentence_position)
-        for pk, output_id, key, kind, sentence_position in Unit.objects.filter(
-            output_id__in=outputs, kind__in=kinds
-        )
-        .order_by("output_id", "kind", "position")
-        .values_list("pk", "output_id", "key", "kind", "sentence_position")
-    ]
+class RunEvidenceSource:
+    """Everything the unit metrics of one run read, each loaded once, on first use.
 
-    f_num = f_den = None
-    judge_complete = False
-    if judge is not None:
+    A decision estimates up to nine unit metrics on one run (issue 18): the run's outputs, its
+    units, the judge's scores joined to them by run and judge (no lists of ids), and the
+    session's final labels are read once here and shared by every metric, so the queries do
+    not grow with the number of metrics or outputs.
+    """
+
+    def __init__(self, *, run: Run, session: GradingSession | None, judge: Judge | None) -> None:
+        self.run = run
+        self.session = session
+        self.judge = judge
+
+    def _scope(self, prefix: str = "") -> dict[str, object]:
+        # The run's succeeded outputs on its own split: a join, not a list of ids.
+        return {
+            f"{prefix}run": self.run,
+            f"{prefix}status": OutputStatus.SUCCEEDED,
+            f"{prefix}task__split": self.run.split,
+        }
+
+    @cached_property
+    def outputs(self) -> list[int]:
+        return list(
+            Output.objects.filter(**self._scope()).order_by("pk").values_list("pk", flat=True)
+        )
+
+    @cached_property
+    def index(self) -> dict[int, int]:
+        return {pk: i for i, pk in enumerate(self.outputs)}
+
+    @cached_property
+    def units(self) -> dict[str, list[_Unit]]:
+        """The run's units of every kind a unit metric reads, by kind, in (output, position)."""
+        kinds = sorted({kind for kinds in METRIC_UNIT_KINDS.values() for kind in kinds})
+        index = self.index
+        by_kind: dict[str, list[_Unit]] = {kind: [] for kind in kinds}
+        for pk, output_id, key, kind, sentence_position in (
+            Unit.objects.filter(kind__in=kinds, **self._scope("output__"))
+            .order_by("output_id", "kind", "position")
+            .values_list("pk", "output_id", "key", "kind", "sentence_position")
+        ):
+            by_kind[kind].append(_Unit(pk, index[output_id], key, kind, sentence_position))
+        return by_kind
+
+    @cached_property
+    def judge_scores(self) -> dict[int, dict[str, float]]:
+        """The judge's criterion scores of the run's units, by unit."""
         scores: dict[int, dict[str, float]] = defaultdict(dict)
+        if self.judge is None:
+            return scores
         for unit_id, criterion, value in JudgeScore.objects.filter(
-            judge=judge, unit_id__in=[u.pk for u in units]
+            judge=self.judge, **self._scope("unit__output__")
         ).values_list("unit_id", "criterion", "score"):
             scores[unit_id][criterion] = value
-        counts = _counts(
-            metric_id, units, {u.pk: scores.get(u.pk, {}) for u in units}, len(outputs)
+        return scores
+
+    @cached_property
+    def final_labels(self) -> tuple[dict[int, dict[str, dict[str, str]]], int]:
+        if self.session is None:
+            return {}, 0
+        return _final_labels(self.session, self.run, self.index)
+
+    def evidence(self, metric_id: str) -> RunEvidence:
+        """Return the per-output evidence of ``metric_id`` (see the module docstring)."""
+        spec = unit_metric(metric_id)
+        kinds = METRIC_UNIT_KINDS[metric_id]
+        n_outputs = len(self.outputs)
+        units = [unit for kind in kinds for unit in self.units[kind]]
+
+        f_num = f_den = None
+        judge_complete = False
+        if self.judge is not None:
+            scores = self.judge_scores
+            counts = _counts(
+                metric_id, units, {u.pk: scores.get(u.pk, {}) for u in units}, n_outputs
+            )
+            if counts is not None:
+                judge_complete = True
+                f_num = counts.numerator
+                f_den = counts.denominator if spec.denominator == "graded" else None
+
+        labeled = np.zeros(n_outputs, dtype=bool)
+        h_num = np.full(n_outputs, np.nan)
+        h_den = np.full(n_outputs, np.nan)
+        pending = 0
+        if self.session is not None:
+            labels, pending = self.final_labels
+            by_output: dict[int, list[_Unit]] = defaultdict(list)
+            for unit in units:
+                by_output[unit.output].append(unit)
+            for output_pos, unit_labels in labels.items():
+                mine = by_output[output_pos]
+                human = {u.pk: _human_scores(unit_labels.get(u.key, {})) for u in mine}
+                counts = _counts(metric_id, mine, human, n_outputs)
+                if counts is None:
+                    pending += 1
+                    continue
+                labeled[output_pos] = True
+                h_num[output_pos] = counts.numerator[output_pos]
+                h_den[output_pos] = counts.denominator[output_pos]
+
+        known = None
+        if spec.denominator == "known":
+            known = np.bincount(
+                np.array([u.output for u in units], dtype=np.int64), minlength=n_outputs
+            ).astype(np.float64)
+        data = OutputUnits(
+            output_id=np.array(self.outputs, dtype=np.int64),
+            labeled=labeled,
+            d=known,
+            f_num=f_num,
+            f_den=f_den,
+            h_num=h_num,
+            h_den=h_den if spec.denominator == "graded" else None,
         )
-        if counts is not None:
-            judge_complete = True
-            f_num = counts.numerator
-            f_den = counts.denominator if spec.denominator == "graded" else None
+        return RunEvidence(metric_id, data, judge_complete, pending, n_outputs)
 
-    labeled = np.zeros(len(outputs), dtype=bool)
-    h_num = np.full(len(outputs), np.nan)
-    h_den = np.full(len(outputs), np.nan)
-    pending = 0
-    if session is not None:
-        labels, pending = _final_labels(session, run, index)
-        by_output: dict[int, list[_Unit]] = defaultdict(list)
-        for unit in units:
-            by_output[unit.output].append(unit)
-        for output_pos, unit_labels in labels.items():
-            mine = by_output[output_pos]
-            human = {u.pk: _human_scores(unit_labels.get(u.key, {})) for u in mine}
-            counts = _counts(metric_id, mine, human, len(outputs))
-            if counts is None:
-                pending += 1
-                continue
-            labeled[output_pos] = True
-            h_num[output_pos] = counts.numerator[output_pos]
-            h_den[output_pos] = counts.denominator[output_pos]
 
-    known = None
-    if spec.denominator == "known":
-        known = np.zeros(len(outputs))
-        for unit in units:
-            known[unit.output] += 1
-    data = OutputUnits(
-        output_id=np.array(outputs, dtype=np.int64),
-        labeled=labeled,
-        d=known,
-        f_num=f_num,
-        f_den=f_den,
-        h_num=h_num,
-        h_den=h_den if spec.denominator == "graded" else None,
-    )
-    return RunEvidence(metric_id, data, judge_complete, pending, len(outputs))
+def unit_metric_evidence(
+    *,
+    metric_id: str,
+    run: Run,
+    session: GradingSession | None,
+    judge: Judge | None,
+    source: RunEvidenceSource | None = None,
+) -> RunEvidence:
+    """Return the per-output evidence of ``metric_id`` for ``run`` (see the module docstring).
+
+    Pass the same ``source`` (built for this run, session and judge) to every metric of one
+    decision so the run's evidence is read once.
+    """
+    unit_metric(metric_id)  # an unknown or non-unit metric is a ValueError naming it
+    if source is None:
+        source = RunEvidenceSource(run=run, session=session, judge=judge)
+    elif (source.run, source.session, source.judge) != (run, session, judge):
+        raise ValueError("source: built for another run, session or judge")
+    return source.evidence(metric_id)
 
 
 def _human_scores(labels: Mapping[str, str]) -> dict[str, float]:

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
 
 from charters.models import Charter
+from grading.agreement import Eligibility
 from grading.models import GradingSession, OversightStudy
 from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
 from metrics.estimate import MetricEstimate
-from metrics.evidence import unit_metric_evidence
+from metrics.evidence import RunEvidenceSource, unit_metric_evidence
 from metrics.task_estimators import (
     catch_rate_estimate,
     cost_per_successful_task_estimate,
@@ -44,10 +46,19 @@ def charter_estimates(
     session: GradingSession | None = None,
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
+    evidence_source: RunEvidenceSource | None = None,
+    verdicts: Mapping[str, Eligibility] | None = None,
 ) -> dict[str, MetricEstimate]:
-    """Return a record for every metric of ``charter`` (gated and informational) on ``run``."""
+    """Return a record for every metric of ``charter`` (gated and informational) on ``run``.
+
+    ``evidence_source`` (the run's evidence, read once) and ``verdicts`` (the session's
+    agreement verdicts, :func:`grading.selectors.agreement.metric_verdicts`) may be passed by a
+    caller that needs them too, so neither is computed twice.
+    """
     confidence = charter.confidence
-    kappas = _metric_kappas(session, charter) if session is not None else {}
+    if evidence_source is None:
+        evidence_source = RunEvidenceSource(run=run, session=session, judge=judge)
+    kappas = _metric_kappas(session, charter, verdicts) if session is not None else {}
     outputs = list(
         Output.objects.filter(run=run, task__split=run.split)
         .order_by("task_id", "repeat_index")
@@ -60,7 +71,7 @@ def charter_estimates(
         planned = metric.planned_n
         if metric_id in UNIT_METRICS:
             evidence = unit_metric_evidence(
-                metric_id=metric_id, run=run, session=session, judge=judge
+                metric_id=metric_id, run=run, session=session, judge=judge, source=evidence_source
             )
             kappa, kappa_note = kappas.get(metric_id, (None, ""))
             try:
@@ -167,7 +178,7 @@ def _time_reduction(
 
 
 def _metric_kappas(
-    session: GradingSession, charter: Charter
+    session: GradingSession, charter: Charter, verdicts: Mapping[str, Eligibility] | None
 ) -> dict[str, tuple[float | None, str]]:
     """Return, per human-graded metric, the lowest κ/α on its criteria and a note.
 
@@ -176,7 +187,9 @@ def _metric_kappas(
     reads the verdict, which is not eligible).
     """
     kappas: dict[str, tuple[float | None, str]] = {}
-    for metric_id, verdict in metric_verdicts(session=session, charter=charter).items():
+    if verdicts is None:
+        verdicts = metric_verdicts(session=session, charter=charter)
+    for metric_id, verdict in verdicts.items():
         defined = [a for a in verdict.agreements if a.defined]
         lowest = min(defined, key=lambda a: a.point) if defined else None
         state = "eligible" if verdict.eligible else "not eligible"
