@@ -21,7 +21,7 @@ from enterpriseval.stats.ppi import (
     ppi_proportion_ci,
 )
 from enterpriseval.stats.reliability import pass_at_k, pass_hat_k
-from enterpriseval.stats.sample_size import required_sample_size
+from enterpriseval.stats.sample_size import outputs_to_clear, required_sample_size
 
 __all__ = [
     "Estimate",
@@ -35,6 +35,7 @@ __all__ = [
     "korn_graubard_interval",
     "krippendorff_alpha",
     "label_error_bound",
+    "outputs_to_clear",
     "pass_at_k",
     "pass_hat_k",
     "ppi_lambda",
