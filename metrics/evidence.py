@@ -9,11 +9,14 @@ counting functions of :mod:`metrics.unit_estimators`; human labels are first map
 judge's criteria by :func:`grading.rubric.criterion_scores`, so the two are counted alike.
 
 A session samples each σ on its own (the planned n is per σ, SPEC §5.3) and, within a σ,
-each run uniformly (uniform within the σ, or stratified by run), so within one run the human
-sample is uniform and the run's outputs form one stratum: π = n_run/N_run is the same for every
-output of the run, and no weight across σ or runs enters a run's estimate. Outputs sampled but
-not yet completely graded (a grader has not submitted, a disagreement waits for the adjudicator)
-count as unlabeled; ``pending`` says how many. Seven queries whatever the number of outputs.
+each run uniformly (uniform within the σ, or stratified by run), so no weight across σ or runs
+enters a run's estimate. A stratified session may also stratify within each run by a task
+metadata key (``grading.sampling.stratum_label``): then every output of the run gets its
+stratum from the same function and the estimators weight stratum h by N_h/n_h, in the point
+and in the variance (``OutputUnits.stratum``); without it the run is one stratum. Outputs
+sampled but not yet completely graded (a grader has not submitted, a disagreement waits for
+the adjudicator) count as unlabeled; ``pending`` says how many. Seven queries whatever the
+number of outputs.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from numpy.typing import NDArray
 
 from grading.models import GradingSession, SessionArtefact
 from grading.rubric import criterion_scores
+from grading.sampling import stratum_key, stratum_label
 from grading.selectors.artefacts import submitted_field_values
 from metrics.unit_estimators import (
     OutputCounts,
@@ -82,11 +86,12 @@ def unit_metric_evidence(
     """Return the per-output evidence of ``metric_id`` for ``run`` (see the module docstring)."""
     spec = unit_metric(metric_id)
     kinds = METRIC_UNIT_KINDS[metric_id]
-    outputs = list(
+    rows = list(
         Output.objects.filter(run=run, status=OutputStatus.SUCCEEDED, task__split=run.split)
         .order_by("pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "task__metadata")
     )
+    outputs = [pk for pk, _metadata in rows]
     index = {pk: i for i, pk in enumerate(outputs)}
     units = [
         _Unit(pk, index[output_id], key, kind, sentence_position)
@@ -117,8 +122,18 @@ def unit_metric_evidence(
     h_num = np.full(len(outputs), np.nan)
     h_den = np.full(len(outputs), np.nan)
     pending = 0
+    stratum = None
     if session is not None:
-        labels, pending = _final_labels(session, run, index)
+        labels, pending, strata = _final_labels(session, run, index)
+        keys = {stratum_key(label) for label in strata}
+        if len(keys) > 1:
+            raise ValueError(f"stratum: the session's strata of run {run.pk} mix keys {keys}")
+        key = keys.pop() if keys else ""
+        if key:  # stratified within the run: every output's stratum, sampled or not
+            stratum = np.array([stratum_label(run.pk, metadata, key) for _pk, metadata in rows])
+            unknown = strata - set(stratum.tolist())
+            if unknown:
+                raise ValueError(f"stratum: {sorted(unknown)[0]!r} holds none of the run's outputs")
         by_output: dict[int, list[_Unit]] = defaultdict(list)
         for unit in units:
             by_output[unit.output].append(unit)
@@ -141,6 +156,7 @@ def unit_metric_evidence(
     data = OutputUnits(
         output_id=np.array(outputs, dtype=np.int64),
         labeled=labeled,
+        stratum=stratum,
         d=known,
         f_num=f_num,
         f_den=f_den,
@@ -159,8 +175,9 @@ def _human_scores(labels: Mapping[str, str]) -> dict[str, float]:
 
 def _final_labels(
     session: GradingSession, run: Run, index: Mapping[int, int]
-) -> tuple[dict[int, dict[str, dict[str, str]]], int]:
-    """Return the final labels of the run's completely graded outputs, by output position."""
+) -> tuple[dict[int, dict[str, dict[str, str]]], int, set[str]]:
+    """Return the final labels of the run's completely graded outputs, by output position,
+    how many sampled outputs are pending, and the strata the run's outputs were drawn from."""
     artefacts = list(SessionArtefact.objects.filter(session=session, output__run=run))
     labels: dict[int, dict[str, dict[str, str]]] = {}
     by_artefact: dict[int, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
@@ -181,7 +198,7 @@ def _final_labels(
             pending += 1
             continue
         labels[position] = by_artefact[artefact.pk]
-    return labels, pending
+    return labels, pending, {artefact.stratum for artefact in artefacts}
 
 
 def _counts(
