@@ -905,8 +905,9 @@ def _recommendations(metric: MetricInput, confidence: float = 0.95) -> list[Reco
             total = outputs_to_clear(
                 metric.n_outputs, half_width, delta, alpha=alpha, power=PLANNING_POWER
             )
-            outputs: int | None = total - metric.n_outputs
-            additional: int | None = math.ceil(outputs * metric.n / metric.n_outputs)
+            more = total - metric.n_outputs
+            outputs: int | None = more
+            additional: int | None = math.ceil(more * metric.n / metric.n_outputs)
             message = (
                 f"{metric.id}: grade about {outputs} more outputs {target} "
                 f"({formula}: {metric.n_outputs} → {total} graded outputs, SPEC §5.3)"
