@@ -19,6 +19,7 @@ from grading.agreement import metric_bias_bound
 from grading.models import Assignment
 from grading.selectors.agreement import session_ratings
 from grading.services.grades import assignment_submit
+from scorecards.services import scorecard_create
 
 
 @pytest.fixture
@@ -65,3 +66,11 @@ def test_the_decision_records_and_shows_the_bias_bound(world, client):
     text = page.content.decode()
     assert "bias bound: upper limit of the final labels" in text
     assert "bias of the final labels: ≤ " in text and "97.5 % one-sided upper limit" in text
+
+    scorecard = scorecard_create(actor=world.owner, decision=decision)
+    card = client.get(f"/use-cases/{world.use_case.key}/scorecards/{scorecard.pk}/")
+    assert card.status_code == 200
+    card_text = card.content.decode()
+    assert "Hallucination rate — agreement rule: bias bound — upper limit" in card_text
+    assert "× |θin − θout| = 2.5 points (bound " in card_text
+    assert "97.5 % one-sided, from graders' error rates on" in card_text
