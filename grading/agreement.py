@@ -1005,41 +1005,21 @@ def _bias_eligibility(
     rule: AgreementRule,
     bias: MetricBias | None,
 ) -> Eligibility:
+    eligible = bias is not None and bias.defined and bias.upper < rule.threshold
     if bias is None or not bias.defined:
-        why = bias.reason if bias is not None else "not computed"
-        return Eligibility(
-            metric_id,
-            rule,
-            tuple(agreements),
-            False,
-            ("(bias bound)",),
-            (f"no bias bound: {why}",),
-            bias,
-        )
-    level = f"{100.0 * bias.confidence:g} % upper limit"
-    fraction = threshold_text(rule.fraction or 0.0)
-    limit = f"{fraction} × |θin − θout| = {threshold_text(rule.threshold)}"
-    if bias.upper < rule.threshold:
-        text = f"bias of the final labels ≤ {below_text(bias.upper, rule.threshold)} points"
-        return Eligibility(
-            metric_id,
-            rule,
-            tuple(agreements),
-            True,
-            (),
-            (f"{text} ({level}; limit {limit})",),
-            bias,
-        )
-    text = f"bias of the final labels ≤ {compared_text(bias.upper, rule.threshold)} points"
-    return Eligibility(
-        metric_id,
-        rule,
-        tuple(agreements),
-        False,
-        ("(bias bound)",),
-        (f"{text}, not below {limit} ({level})",),
-        bias,
-    )
+        reason = f"no bias bound: {bias.reason if bias is not None else 'not computed'}"
+    else:
+        level = f"{100.0 * bias.confidence:g} % upper limit"
+        limit = f"{threshold_text(rule.fraction or 0.0)} × |θin − θout| = "
+        limit += threshold_text(rule.threshold)
+        if eligible:
+            shown = below_text(bias.upper, rule.threshold)
+            reason = f"bias of the final labels ≤ {shown} points ({level}; limit {limit})"
+        else:
+            shown = compared_text(bias.upper, rule.threshold)
+            reason = f"bias of the final labels ≤ {shown} points, not below {limit} ({level})"
+    blocking = () if eligible else ("(bias bound)",)
+    return Eligibility(metric_id, rule, tuple(agreements), eligible, blocking, (reason,), bias)
 
 
 @dataclass
