@@ -122,11 +122,3 @@ def test_it_stratifies_within_each_run_by_a_task_metadata_key(grading_world):
     assert len(strata) == 24
     entry = AuditEntry.objects.filter(action="grading_session.create").latest("pk")
     assert entry.payload["stratify_by"] == "section"
-
-
-def test_stratifying_a_uniform_sample_is_refused_naming_the_option(grading_world):
-    with pytest.raises(CommandError) as error:
-        create(grading_world, "demo-owner", "--stratify-by=section")
-    assert error.value.returncode == 2
-    assert str(error.value).startswith("--stratify-by: stratify_by needs the stratified design")
-    assert not GradingSession.objects.filter(name="Round two").exists()

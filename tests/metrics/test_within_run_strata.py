@@ -20,7 +20,6 @@ from charters.models import Role
 from charters.services.use_cases import membership_grant
 from demo.loaders import demo_evaluation_object
 from demo.testing.grading import EXAMPLES, fill, first_values
-from enterpriseval.errors import ServiceError
 from grading.models import Assignment
 from grading.services.grades import assignment_submit
 from grading.services.sessions import session_create
@@ -172,22 +171,3 @@ def test_the_sessions_strata_within_a_run_reach_the_estimate(stratified_world):
     assert "stratified combined ratio over 12 human-graded outputs in 5 strata" in (
         estimate.estimator
     )
-
-
-def test_stratifying_within_runs_needs_the_stratified_design(stratified_world):
-    run, session = stratified_world
-    with pytest.raises(ServiceError) as refused:
-        session_create(
-            actor=session.created_by,
-            use_case=session.use_case,
-            name="Uniform",
-            runs=[run],
-            graders=list(
-                get_user_model().objects.filter(username__in=["demo-grader", "grader-two"])
-            ),
-            adjudicators=list(session.adjudicators.all()),
-            design="uniform",
-            stratify_by="borrower",
-            sample_size=4,
-        )
-    assert refused.value.field == "stratify_by"
