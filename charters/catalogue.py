@@ -19,10 +19,13 @@ AUTONOMY_LABELS = ("A0", "A1", "A2", "A3", "A4")
 Direction = Literal["higher", "lower"]
 #: The agreement rules a charter may pre-register per human-graded metric (SPEC §5.1):
 #: κ/α on the metric's criteria against the charter's κ target (the default), or Gwet's AC1
-#: against a threshold the rule states.
+#: against a threshold the rule states, or a bias bound: the upper confidence limit of the final
+#: labels' bias, from graders' error rates against the adjudicated values, below a stated
+#: fraction of |θin − θout|.
 KAPPA_RULE = "kappa"
 AC1_RULE = "ac1"
-AGREEMENT_RULES: tuple[str, ...] = (KAPPA_RULE, AC1_RULE)
+BIAS_BOUND_RULE = "bias_bound"
+AGREEMENT_RULES: tuple[str, ...] = (KAPPA_RULE, AC1_RULE, BIAS_BOUND_RULE)
 PairFault = Literal["equal", "inverted"]
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from charters.catalogue import AC1_RULE, AGREEMENT_RULES, KAPPA_RULE, catalogue
+from charters.catalogue import AC1_RULE, AGREEMENT_RULES, BIAS_BOUND_RULE, KAPPA_RULE, catalogue
 from charters.validation import MEASUREMENT_MODES, TREATMENTS, Issue, evaluation_intensity
 from enterpriseval.documents import (
     DocumentSyntaxError,
@@ -376,8 +376,8 @@ def _metrics(raw: Any, reader: _Reader) -> list[dict[str, Any]]:
 
 
 def _agreement_rule(raw: Any, path: str, metric_id: str, reader: _Reader) -> dict[str, Any] | None:
-    """Read a metric's pre-registered agreement rule: ``{rule: kappa}`` or ``{rule: ac1,
-    threshold: 0.7}`` (SPEC §5.1)."""
+    """Read a metric's pre-registered agreement rule: ``{rule: kappa}``, ``{rule: ac1,
+    threshold: 0.7}`` or ``{rule: bias_bound, fraction: 0.5}`` (SPEC §5.1)."""
     if isinstance(raw, str):
         raw = {"rule": raw}
     if not isinstance(raw, Mapping):
@@ -387,16 +387,24 @@ def _agreement_rule(raw: Any, path: str, metric_id: str, reader: _Reader) -> dic
             f"{type_name(raw)}",
         )
         return None
-    _reject_unknown(raw, ("rule", "threshold"), f"{path}.", reader)
+    _reject_unknown(raw, ("rule", "threshold", "fraction"), f"{path}.", reader)
     rule = raw.get("rule")
     if rule not in AGREEMENT_RULES:
         reader.error(
             f"{path}.rule",
             f"{metric_id}: expected one of {', '.join(AGREEMENT_RULES)} (κ/α on the metric's "
-            f"criteria against kappa_target, or Gwet's AC1 against a threshold), got {rule!r}",
+            f"criteria against kappa_target, Gwet's AC1 against a threshold, or a bias bound "
+            f"below a fraction of |θin − θout|), got {rule!r}",
         )
         return None
     threshold = raw.get("threshold")
+    fraction = raw.get("fraction")
+    if rule != BIAS_BOUND_RULE and fraction is not None:
+        reader.error(
+            f"{path}.fraction",
+            f"{metric_id}: a fraction belongs to rule {BIAS_BOUND_RULE}; rule {rule} takes none",
+        )
+        return None
     if rule == KAPPA_RULE:
         if threshold is not None:
             reader.error(
@@ -406,6 +414,23 @@ def _agreement_rule(raw: Any, path: str, metric_id: str, reader: _Reader) -> dic
             )
             return None
         return {"rule": KAPPA_RULE}
+    if rule == BIAS_BOUND_RULE:
+        if threshold is not None:
+            reader.error(
+                f"{path}.threshold",
+                f"{metric_id}: rule {BIAS_BOUND_RULE} states a fraction of |θin − θout|, not a "
+                "threshold",
+            )
+            return None
+        share = finite_number(fraction)
+        if share is None or not 0.0 < share <= 1.0:
+            reader.error(
+                f"{path}.fraction",
+                f"{metric_id}: rule {BIAS_BOUND_RULE} needs a fraction of |θin − θout| in "
+                f"(0, 1], e.g. 0.5, got {fraction!r}",
+            )
+            return None
+        return {"rule": BIAS_BOUND_RULE, "fraction": share}
     number = finite_number(threshold)
     if number is None or not -1.0 < number <= 1.0:
         reader.error(
@@ -650,9 +675,11 @@ def document_from_form(
         path = f"metrics[{metric_id}]"
         entry: dict[str, Any] = {}
         rule = (fields.get(f"agreement_rule-{metric_id}") or "").strip()
-        threshold = number(f"agreement_threshold-{metric_id}", f"{path}.agreement.threshold")
+        # One number box per row: AC1's threshold, or the bias bound's fraction.
+        figure = "fraction" if rule == BIAS_BOUND_RULE else "threshold"
+        threshold = number(f"agreement_threshold-{metric_id}", f"{path}.agreement.{figure}")
         if rule:
-            given = {"rule": rule, **({} if threshold is None else {"threshold": threshold})}
+            given = {"rule": rule, **({} if threshold is None else {figure: threshold})}
             row_reader = _Reader()
             read = _agreement_rule(given, f"{path}.agreement", metric_id, row_reader)
             issues.extend(row_reader.issues)
@@ -663,7 +690,8 @@ def document_from_form(
                 Issue(
                     "error",
                     f"{path}.agreement.threshold",
-                    f"{metric_id}: a threshold needs the rule it belongs to (ac1)",
+                    f"{metric_id}: a threshold needs the rule it belongs to (ac1 or "
+                    f"{BIAS_BOUND_RULE})",
                 )
             )
         metrics.append(

@@ -23,6 +23,7 @@ from scipy.stats import norm
 
 from charters.catalogue import (
     AUTONOMY_LABELS,
+    BIAS_BOUND_RULE,
     CatalogueMetric,
     catalogue,
     threshold_pair_fault,
@@ -432,6 +433,17 @@ def _check_agreement_rule(
             f"{path}.agreement",
             f"{metric.id} is not human-graded, so it has no agreement rule; remove "
             "agreement from this row",
+        )
+        return
+    rule = entry["agreement"].get("rule") if isinstance(entry["agreement"], Mapping) else None
+    thresholds = (finite_number(entry.get("theta_in")), finite_number(entry.get("theta_out")))
+    if rule == BIAS_BOUND_RULE and None in thresholds:
+        report.add(
+            "error",
+            f"{path}.agreement",
+            f"{metric.id}: rule {BIAS_BOUND_RULE} compares the bias bound with a fraction of "
+            "|θin − θout|, so it needs both thresholds (a gated metric); choose kappa or ac1 "
+            "for an informational metric",
         )
 
 

@@ -28,8 +28,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from charters.catalogue import threshold_pair_fault
+from enterpriseval.stats import outputs_to_clear
 from enterpriseval.values import finite_number, number_text, type_name
 from grading.agreement import below_text, threshold_text
+from metrics.estimate import MIN_OUTPUTS_FOR_PPI_GATE
 
 Status = Literal["Scale", "Conditional", "Reject", "Undetermined"]
 Mode = Literal["conservative", "point"]
@@ -60,7 +62,16 @@ _METRIC_FIELDS: tuple[str, ...] = (
     "label",
 )
 _REQUIRED_METRIC_FIELDS: tuple[str, ...] = ("id", "direction", "theta_out", "theta_in", "weight")
-_TOP_FIELDS: tuple[str, ...] = ("metrics", "nu_max", "kappa_min", "alternative_weights")
+_TOP_FIELDS: tuple[str, ...] = (
+    "metrics",
+    "nu_max",
+    "kappa_min",
+    "alternative_weights",
+    "confidence",
+)
+#: The chance that the bound clears a threshold after "grade about N more outputs", if the
+#: estimate holds (SPEC §5.3).
+PLANNING_POWER = 0.8
 
 
 # --------------------------------------------------------------------------- inputs
@@ -96,6 +107,7 @@ class GateInput:
     nu_max: float = 3.0
     kappa_min: float = 0.6
     alternative_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    confidence: float = 0.95  # two-sided level of the metrics' intervals (the charter's)
 
 
 class GateInputError(ValueError):
@@ -231,6 +243,7 @@ def parse_gate_input(data: Any) -> GateInput:
             label: Guidance recall    # optional display name
         nu_max: 3                     # optional, default 3
         kappa_min: 0.6                # optional, default 0.6
+        confidence: 0.95              # optional, default 0.95: the intervals' level
         alternative_weights:          # optional: name → {metric id: weight}
           fidelity_heavy: {hallucination_rate: 0.30, citation_precision_lenient: 0.25}
 
@@ -268,6 +281,11 @@ def parse_gate_input(data: Any) -> GateInput:
         kwargs["kappa_min"] = _number(data["kappa_min"], "kappa_min")
     if data.get("alternative_weights") is not None:
         kwargs["alternative_weights"] = _parse_alternatives(data["alternative_weights"])
+    if data.get("confidence") is not None:
+        confidence = _number(data["confidence"], "confidence")
+        if not 0.0 < confidence < 1.0:
+            raise GateInputError("confidence", f"expected a level in (0, 1), got {confidence!r}")
+        kwargs["confidence"] = confidence
     return GateInput(metrics=metrics, **kwargs)
 
 
@@ -806,7 +824,9 @@ def gate_evaluate(
         computed=computed,
         binding=binding,
     )
-    recommendations = tuple(rec for metric in metrics for rec in _recommendations(metric))
+    recommendations = tuple(
+        rec for metric in metrics for rec in _recommendations(metric, gate_input.confidence)
+    )
     return GateResult(
         decision=decision,
         binding_metric=binding,
@@ -836,15 +856,16 @@ def _statuses(
     return [names[code] for code in codes]
 
 
-def _recommendations(metric: MetricInput) -> list[Recommendation]:
+def _recommendations(metric: MetricInput, confidence: float = 0.95) -> list[Recommendation]:
     """Return advice for each threshold the estimate passes but its conservative bound does not.
 
-    Assuming the estimate holds and the one-sided half-width h = |estimate − bound| shrinks as
-    1/√n, the bound clears a threshold at distance δ = |estimate − θ| once n' > n·(h/δ)².
-    The smallest such whole n' is ⌊n·(h/δ)²⌋ + 1 — the brief's ⌈n·(h/δ)²⌉ except when
-    n·(h/δ)² is a whole number, where the strict inequality of SPEC §6.1 needs one unit more.
-    The advice speaks of outputs (SPEC §6.1, "grade about N more outputs"): the additional
-    units over the mean units per graded output, n / n_outputs, rounded up.
+    SPEC §5.3: stated in outputs (the grading unit), for an 80 % chance that the bound clears
+    the threshold if the estimate holds: n′ = n·(h/δ)²·((z₁₋α/₂ + z₀.₈)/z₁₋α/₂)² with h =
+    |estimate − bound| the one-sided half-width, δ = |estimate − θ| and n the graded outputs
+    (:func:`enterpriseval.stats.outputs_to_clear`; its notes derive it). Where the outputs
+    are not reported the same formula is stated in units. A human-only estimate (mode H)
+    whose n′ reaches :data:`~metrics.estimate.MIN_OUTPUTS_FOR_PPI_GATE` graded outputs would
+    be gated on PPI there (SPEC §5.2) when a judge scored the outputs: the advice says so.
     """
     if metric.estimate is None or metric.ci is None:
         return []
@@ -856,47 +877,59 @@ def _recommendations(metric: MetricInput) -> list[Recommendation]:
         ("theta_out", metric.theta_out),
         ("theta_in", metric.theta_in),
     )
+    alpha = 1.0 - confidence
+    chance = f"{PLANNING_POWER:.0%}"
     for name, theta in thresholds:
         if not (d * (metric.estimate - theta) > 0 and not d * (bound - theta) > 0):
             continue
         symbol = "θout" if name == "theta_out" else "θin"
         delta = abs(metric.estimate - theta)
         half_width = abs(metric.estimate - bound)
-        target = f"so the interval's {side} bound can clear {symbol} = {_fmt(theta)}"
-        if metric.n:  # None or 0 units: no basis for a number
-            # SPEC §6.1: half-width ∝ 1/√n, so n' > n·(h/δ)²; rounding absorbs float noise
-            needed = math.floor(round(metric.n * (half_width / delta) ** 2, 9)) + 1
-            additional: int | None = needed - metric.n
-            assumption = "if the estimate holds and the half-width shrinks as 1/√n"
-            outputs = _outputs_for(additional, metric)
-            if outputs is not None:
-                per_output = number_text(metric.n / metric.n_outputs, 2)  # type: ignore[operator]
-                message = (
-                    f"{metric.id}: grade about {outputs} more outputs {target} "
-                    f"({additional} more units at {per_output} units per graded output; "
-                    f"n = {metric.n} units → about {needed}, {assumption})"
+        target = (
+            f"so the interval's {side} bound clears {symbol} = {_fmt(theta)} with an {chance} "
+            "chance if the estimate holds"
+        )
+        formula = f"n′ = n·(h/δ)²·((z + z₀.₈)/z)² with h = {_fmt(half_width)}, δ = {_fmt(delta)}"
+        if not metric.n or half_width <= 0:  # None or 0 units: no basis for a number
+            advice.append(
+                Recommendation(
+                    metric.id,
+                    name,
+                    None,
+                    f"{metric.id}: grade more outputs {target} (n was not reported, so how "
+                    "many cannot be estimated)",
                 )
-            else:
-                message = (
-                    f"{metric.id}: grade about {additional} more units {target} "
-                    f"(n = {metric.n} → about {needed}, {assumption}; the graded outputs were "
-                    "not reported, so how many outputs hold them cannot be said)"
+            )
+            continue
+        if metric.n_outputs:
+            total = outputs_to_clear(
+                metric.n_outputs, half_width, delta, alpha=alpha, power=PLANNING_POWER
+            )
+            more = total - metric.n_outputs
+            outputs: int | None = more
+            additional: int | None = math.ceil(more * metric.n / metric.n_outputs)
+            message = (
+                f"{metric.id}: grade about {outputs} more outputs {target} "
+                f"({formula}: {metric.n_outputs} → {total} graded outputs, SPEC §5.3)"
+            )
+            crossing = metric.n_outputs < MIN_OUTPUTS_FOR_PPI_GATE <= total
+            if metric.grading == "H" and crossing:
+                message += (
+                    f"; from {MIN_OUTPUTS_FOR_PPI_GATE} graded outputs a metric whose outputs a "
+                    "judge scored is gated on PPI (SPEC §5.2), whose interval is usually "
+                    "narrower, so fewer may suffice: re-plan from the PPI interval shown "
+                    "beside the estimate"
                 )
         else:
-            additional = outputs = None
+            total = outputs_to_clear(metric.n, half_width, delta, alpha=alpha, power=PLANNING_POWER)
+            additional, outputs = total - metric.n, None
             message = (
-                f"{metric.id}: grade more outputs {target} (n was not reported, so how many "
-                "cannot be estimated)"
+                f"{metric.id}: grade about {additional} more units {target} ({formula}: "
+                f"{metric.n} → {total} units; the graded outputs were not reported, so how "
+                "many outputs hold them cannot be said)"
             )
         advice.append(Recommendation(metric.id, name, additional, message, outputs))
     return advice
-
-
-def _outputs_for(units: int | None, metric: MetricInput) -> int | None:
-    """Return the outputs that hold ``units`` more units: ⌈units · n_outputs / n⌉."""
-    if units is None or not metric.n or not metric.n_outputs:
-        return None
-    return -(-units * metric.n_outputs // metric.n)  # exact ceiling, in integers
 
 
 def _reasons(

@@ -134,6 +134,7 @@ def gate_input_for(
         nu_max=float(_signed(charter, document, "nu_max")),
         kappa_min=float(_signed(charter, document, "kappa_target")),
         alternative_weights=_signed(charter, document, "alternative_weights"),
+        confidence=float(_signed(charter, document, "confidence")),
     )
 
 

@@ -33,8 +33,21 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from charters.catalogue import AC1_RULE, AGREEMENT_RULES, KAPPA_RULE, AgreementCriterion, catalogue
-from enterpriseval.stats import cluster_mean_ci, cohens_kappa, krippendorff_alpha
+from charters.catalogue import (
+    AC1_RULE,
+    AGREEMENT_RULES,
+    BIAS_BOUND_RULE,
+    KAPPA_RULE,
+    AgreementCriterion,
+    catalogue,
+)
+from enterpriseval.stats import (
+    LabelErrorBound,
+    cluster_mean_ci,
+    cohens_kappa,
+    krippendorff_alpha,
+    label_error_bound,
+)
 from grading.rubric import FIELDS, FIELDS_BY_NAME, criterion_scores
 
 COHEN_KAPPA = "cohen_kappa"
@@ -676,17 +689,29 @@ class AgreementRule:
 
     ``kappa``: κ/α on every criterion the metric uses reaches ``threshold`` (the charter's
     κ target). ``ac1``: Gwet's AC1 on every criterion reaches ``threshold``.
+    ``bias_bound``: the upper confidence limit of the final labels' bias on the metric
+    (:func:`metric_bias_bound`) is below ``threshold`` = fraction · |θin − θout|, in the
+    metric's points; ``fraction`` and ``gap`` = |θin − θout| say where it comes from.
     """
 
     rule: str
     threshold: float
+    fraction: float | None = None
+    gap: float | None = None
 
     @property
     def symbol(self) -> str:
+        if self.rule == BIAS_BOUND_RULE:
+            return "bias bound"
         return "AC1" if self.rule == AC1_RULE else "κ/α"
 
     @property
     def text(self) -> str:
+        if self.rule == BIAS_BOUND_RULE:
+            return (
+                f"upper limit of the final labels' bias < {threshold_text(self.fraction or 0.0)}"
+                f" × |θin − θout| = {threshold_text(self.threshold)} points"
+            )
         what = "Gwet's AC1" if self.rule == AC1_RULE else "κ/α"
         return f"{what} ≥ {threshold_text(self.threshold)} on each criterion"
 
@@ -733,18 +758,194 @@ def threshold_text(value: float) -> str:
     return repr(value)
 
 
-def agreement_rule(entry: Mapping[str, object] | None, kappa_target: float) -> AgreementRule:
+def agreement_rule(
+    entry: Mapping[str, object] | None, kappa_target: float, *, gap: float | None = None
+) -> AgreementRule:
     """Return the rule a charter metric entry pre-registers, or the default κ/α rule.
 
     A charter that states none (every charter before the field existed) reads κ/α on the
-    metric's criteria against its ``kappa_target``.
+    metric's criteria against its ``kappa_target``. A bias bound needs ``gap`` = |θin − θout|
+    (the charter's thresholds of the metric).
     """
     if not entry or entry.get("rule", KAPPA_RULE) == KAPPA_RULE:
         return AgreementRule(KAPPA_RULE, float(kappa_target))
+    if entry.get("rule") == BIAS_BOUND_RULE:
+        fraction = entry.get("fraction")
+        if not isinstance(fraction, int | float) or gap is None:
+            raise ValueError(
+                f"entry: a bias bound needs its fraction and the metric's |θin − θout|: "
+                f"{dict(entry)!r}, gap {gap!r}"
+            )
+        return AgreementRule(
+            BIAS_BOUND_RULE, float(fraction) * abs(gap), float(fraction), abs(float(gap))
+        )
     threshold = entry.get("threshold")
     if entry.get("rule") != AC1_RULE or not isinstance(threshold, int | float):
         raise ValueError(f"entry: not an agreement rule: {dict(entry)!r}")
     return AgreementRule(AC1_RULE, float(threshold))
+
+
+#: What a metric's bias bound is a share of (docs/statistics.md, the bias-bound rule): the
+#: rubric field whose final values count the metric's denominator units, the final values that
+#: count (None: every unit of the field), and whether a wrong label can move the denominator
+#: too (graded denominators: the bound doubles, |ΔR| ≤ (|Δnum| + R·|Δden|)/den).
+BIAS_DENOMINATORS: Mapping[str, tuple[str, frozenset[str] | None, bool]] = MappingProxyType(
+    {
+        "hallucination_rate": ("assertive", None, False),
+        "irrelevance_rate": ("relevant", None, False),
+        "citation_precision_lenient": ("citation", None, False),
+        "citation_precision_strict": ("citation", None, False),
+        "citation_recall": ("supported", frozenset({"fully", "partially"}), True),
+        "key_element_capture": ("key_element", None, False),
+        "guidance_precision": ("guidance", frozenset({"TP", "FP"}), False),
+        "guidance_recall": ("guidance", frozenset({"TP", "FN"}), True),
+    }
+)
+
+
+@dataclass(frozen=True)
+class CriterionBias:
+    """The share of wrong final labels on one criterion, from the graders' error rates."""
+
+    criterion: AgreementCriterion
+    bound: LabelErrorBound
+    graders: tuple[Hashable, ...]
+
+
+@dataclass(frozen=True)
+class MetricBias:
+    """The bias bound of a metric's final labels, in the metric's points (SPEC §5.1).
+
+    ``upper`` = 100 · k · Σ_c ε_c^U · n_c / n_D: ε_c^U the upper limit of the share of wrong
+    final labels on criterion c (:func:`enterpriseval.stats.label_error_bound`, each at the
+    one-sided level α/C for the C criteria), n_c its units, n_D the metric's denominator
+    units in the reliability sample and k = 2 when a wrong label can move the denominator.
+    ``point`` is the same at the observed rates. ``upper`` is infinite, with ``reason``,
+    when it cannot be computed.
+    """
+
+    metric_id: str
+    criteria: tuple[CriterionBias, ...]
+    n_denominator: int
+    factor: int
+    point: float
+    upper: float
+    confidence: float  # one-sided
+    reason: str = ""
+
+    @property
+    def defined(self) -> bool:
+        return math.isfinite(self.upper)
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the figures, JSON-ready (for the decision record)."""
+        return {
+            "point": _finite_or_none(self.point),
+            "upper": _finite_or_none(self.upper),
+            "confidence": self.confidence,
+            "confidence_percent": float(f"{100.0 * self.confidence:.6g}"),
+            "n_denominator": self.n_denominator,
+            "factor": self.factor,
+            "reason": self.reason,
+            "criteria": [
+                {
+                    "criterion": c.criterion.name,
+                    "label": c.criterion.label,
+                    "n_units": c.bound.n_units,
+                    "wrong_share": _finite_or_none(c.bound.share),
+                    "wrong_share_upper": _finite_or_none(c.bound.upper_share),
+                    "errors": round(float(c.bound.errors.sum())),
+                    "max_error_rate_upper": _finite_or_none(float(c.bound.upper.max())),
+                }
+                for c in self.criteria
+            ],
+        }
+
+
+def _criterion_reliability(
+    rows: Iterable[UnitRatings], criterion: AgreementCriterion
+) -> tuple[Codes, Codes, tuple[Hashable, ...]]:
+    """Return the 0/1 ratings (units × graders) and final values of the adjudicated units."""
+    graders: dict[Hashable, int] = {}
+    cells: list[tuple[int, int, float]] = []
+    finals: list[float] = []
+    for row in rows:
+        if row.field != criterion.field or row.final is None:
+            continue
+        rated = [(g, label) for g, label in row.ratings.items() if label is not None]
+        if len(rated) < 2:
+            continue
+        unit = len(finals)
+        finals.append(float(row.final in criterion.positive))
+        cells.extend(
+            (unit, graders.setdefault(g, len(graders)), float(label in criterion.positive))
+            for g, label in rated
+        )
+    codes = np.full((len(finals), len(graders)), np.nan)
+    if cells:
+        table = np.asarray(cells)
+        codes[table[:, 0].astype(np.intp), table[:, 1].astype(np.intp)] = table[:, 2]
+    return codes, np.asarray(finals), tuple(graders)
+
+
+def metric_bias_bound(
+    rows: Sequence[UnitRatings], metric_id: str, *, confidence: float
+) -> MetricBias:
+    """Return the upper confidence limit of the bias of the metric's final labels (SPEC §5.1).
+
+    The reliability sample is the session's double-graded units with their final values
+    (agreed, or adjudicated where the graders disagreed): each grader's error rates on each
+    criterion the metric uses are measured against those values. ``confidence`` is the
+    one-sided level of the limit (the gate's 1 − α/2). See :class:`MetricBias` and
+    docs/statistics.md for the derivation and its assumption (graders' errors independent
+    given the truth).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if metric_id not in BIAS_DENOMINATORS:
+        known = ", ".join(BIAS_DENOMINATORS)
+        raise ValueError(f"metric_id: {metric_id!r} has no bias bound ({known})")
+    criteria = metric_criteria(metric_id)
+    field_name, values, graded = BIAS_DENOMINATORS[metric_id]
+    factor = 2 if graded else 1
+    n_denominator = sum(
+        1
+        for row in rows
+        if row.field == field_name
+        and row.final is not None
+        and (values is None or row.final in values)
+    )
+    alpha = (1.0 - confidence) / len(criteria)  # Bonferroni over the criteria
+    found: list[CriterionBias] = []
+    point = upper = 0.0
+    reason = ""
+    for criterion in criteria:
+        codes, finals, graders = _criterion_reliability(rows, criterion)
+        try:
+            bound = label_error_bound(codes, finals, alpha=alpha)
+        except ValueError:
+            reason = f"{criterion.name}: no unit with two ratings and a final value"
+            continue
+        found.append(CriterionBias(criterion, bound, graders))
+        point += bound.share * bound.n_units
+        upper += bound.upper_share * bound.n_units
+    if not reason and n_denominator == 0:
+        reason = f"no {field_name} unit in the metric's denominator has a final value"
+    if reason:
+        nowhere = math.inf
+        return MetricBias(
+            metric_id, tuple(found), n_denominator, factor, nowhere, nowhere, confidence, reason
+        )
+    scale = 100.0 * factor / n_denominator  # in the metric's points
+    return MetricBias(
+        metric_id,
+        tuple(found),
+        n_denominator,
+        factor,
+        point * scale,
+        upper * scale,
+        confidence,
+    )
 
 
 def criterion_figure(agreement: CriterionAgreement, rule: AgreementRule) -> float:
@@ -762,6 +963,7 @@ class Eligibility:
     eligible: bool
     blocking: tuple[str, ...]  # criteria that fail the rule
     reasons: tuple[str, ...]
+    bias: MetricBias | None = None
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -778,6 +980,12 @@ class Eligibility:
         return {
             "rule": self.rule.rule,
             "threshold": self.rule.threshold,
+            **(
+                {"fraction": self.rule.fraction, "gap": self.rule.gap}
+                if self.rule.rule == BIAS_BOUND_RULE
+                else {}
+            ),
+            **({"bias": self.bias.to_dict()} if self.bias is not None else {}),
             "eligible": self.eligible,
             "reason": self.reason,
             "criteria": [
@@ -805,16 +1013,24 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def metric_eligibility(
-    metric_id: str, agreements: Sequence[CriterionAgreement], rule: AgreementRule
+    metric_id: str,
+    agreements: Sequence[CriterionAgreement],
+    rule: AgreementRule,
+    *,
+    bias: MetricBias | None = None,
 ) -> Eligibility:
     """Return whether the metric's criteria meet its agreement rule (SPEC §5.1).
 
     The point figure decides (the interval is shown beside it). A criterion with an
     undefined figure fails, as does a metric with no criterion measured: no figure means
-    not eligible, never eligible by default.
+    not eligible, never eligible by default. Under the bias-bound rule the upper confidence
+    limit of ``bias`` decides (the κ/α figures are still shown); no bias figure is not
+    eligible.
     """
     if rule.rule not in AGREEMENT_RULES:
         raise ValueError(f"rule: expected one of {', '.join(AGREEMENT_RULES)}, got {rule.rule!r}")
+    if rule.rule == BIAS_BOUND_RULE:
+        return _bias_eligibility(metric_id, agreements, rule, bias)
     blocking: list[str] = []
     reasons: list[str] = []
     if not agreements:
@@ -843,6 +1059,29 @@ def metric_eligibility(
     return Eligibility(
         metric_id, rule, tuple(agreements), not blocking, tuple(blocking), tuple(reasons)
     )
+
+
+def _bias_eligibility(
+    metric_id: str,
+    agreements: Sequence[CriterionAgreement],
+    rule: AgreementRule,
+    bias: MetricBias | None,
+) -> Eligibility:
+    eligible = bias is not None and bias.defined and bias.upper < rule.threshold
+    if bias is None or not bias.defined:
+        reason = f"no bias bound: {bias.reason if bias is not None else 'not computed'}"
+    else:
+        level = f"{100.0 * bias.confidence:g} % upper limit"
+        limit = f"{threshold_text(rule.fraction or 0.0)} × |θin − θout| = "
+        limit += threshold_text(rule.threshold)
+        if eligible:
+            shown = below_text(bias.upper, rule.threshold)
+            reason = f"bias of the final labels ≤ {shown} points ({level}; limit {limit})"
+        else:
+            shown = compared_text(bias.upper, rule.threshold)
+            reason = f"bias of the final labels ≤ {shown} points, not below {limit} ({level})"
+    blocking = () if eligible else ("(bias bound)",)
+    return Eligibility(metric_id, rule, tuple(agreements), eligible, blocking, (reason,), bias)
 
 
 @dataclass

@@ -11,6 +11,7 @@ Cochran, W. G. (1977). *Sampling Techniques*, 3rd ed., §5.5 (proportional alloc
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
@@ -229,3 +230,36 @@ def expected_outputs(planned_units: int, mean_units_per_output: float) -> int:
     if not mean_units_per_output > 0:
         raise ValueError(f"mean_units_per_output: must be positive, got {mean_units_per_output}")
     return math.ceil(planned_units / mean_units_per_output)
+
+
+#: A stratum label holds at most this many characters (``SessionArtefact.stratum``).
+STRATUM_LABEL_LENGTH = 60
+
+
+def stratum_label(run_id: int, metadata: Mapping[str, object] | None = None, key: str = "") -> str:
+    """Return the stratum of an output: its run, and within the run its task's ``key`` value.
+
+    ``run:12`` without a key (one stratum per run); ``run:12|section=liquidity`` when the
+    session stratifies within each run by the task metadata ``key`` (a task without it is in
+    ``run:12|section=``). A value too long for the label is replaced by a short digest of it, so
+    the label stays unique. The estimators recompute every output's label with this function,
+    so sampled and unsampled outputs of a stratum share it.
+    """
+    if not key:
+        return f"run:{run_id}"
+    raw = (metadata or {}).get(key)
+    value = "" if raw is None else str(raw)
+    prefix = f"run:{run_id}|{key}="
+    if len(prefix) + len(value) > STRATUM_LABEL_LENGTH:
+        value = "#" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]
+    return prefix + value
+
+
+def stratum_run(label: str) -> int:
+    """Return the run id of a stratum label (``run:12|section=x`` → 12)."""
+    return int(label.split("|", 1)[0].removeprefix("run:"))
+
+
+def stratum_key(label: str) -> str:
+    """Return the task metadata key a label stratifies by within its run, or ``""``."""
+    return label.split("|", 1)[1].split("=", 1)[0] if "|" in label else ""

@@ -9,12 +9,15 @@ counting functions of :mod:`metrics.unit_estimators`; human labels are first map
 judge's criteria by :func:`grading.rubric.criterion_scores`, so the two are counted alike.
 
 A session samples each σ on its own (the planned n is per σ, SPEC §5.3) and, within a σ,
-each run uniformly (uniform within the σ, or stratified by run), so within one run the human
-sample is uniform and the run's outputs form one stratum: π = n_run/N_run is the same for every
-output of the run, and no weight across σ or runs enters a run's estimate. Outputs sampled but
-not yet completely graded (a grader has not submitted, a disagreement waits for the adjudicator)
-count as unlabeled; ``pending`` says how many. The run's evidence is read once for all metrics
-(:class:`RunEvidenceSource`), in a fixed number of queries whatever the number of outputs.
+each run uniformly (uniform within the σ, or stratified by run), so no weight across σ or runs
+enters a run's estimate. A stratified session may also stratify within each run by a task
+metadata key (``grading.sampling.stratum_label``): then every output of the run gets its
+stratum from the same function and the estimators weight stratum h by N_h/n_h, in the point
+and in the variance (``OutputUnits.stratum``); without it the run is one stratum. Outputs
+sampled but not yet completely graded (a grader has not submitted, a disagreement waits for
+the adjudicator) count as unlabeled; ``pending`` says how many. The run's evidence is read
+once for all metrics (:class:`RunEvidenceSource`), in a fixed number of queries whatever the
+number of outputs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from numpy.typing import NDArray
 
 from grading.models import GradingSession, SessionArtefact
 from grading.rubric import criterion_scores
+from grading.sampling import stratum_key, stratum_label
 from grading.selectors.artefacts import submitted_field_values
 from metrics.unit_estimators import (
     OutputCounts,
@@ -101,10 +105,16 @@ class RunEvidenceSource:
         }
 
     @cached_property
-    def outputs(self) -> list[int]:
+    def _output_rows(self) -> list[tuple[int, object]]:
         return list(
-            Output.objects.filter(**self._scope()).order_by("pk").values_list("pk", flat=True)
+            Output.objects.filter(**self._scope())
+            .order_by("pk")
+            .values_list("pk", "task__metadata")
         )
+
+    @cached_property
+    def outputs(self) -> list[int]:
+        return [pk for pk, _metadata in self._output_rows]
 
     @cached_property
     def index(self) -> dict[int, int]:
@@ -137,10 +147,29 @@ class RunEvidenceSource:
         return scores
 
     @cached_property
-    def final_labels(self) -> tuple[dict[int, dict[str, dict[str, str]]], int]:
+    def final_labels(self) -> tuple[dict[int, dict[str, dict[str, str]]], int, set[str]]:
         if self.session is None:
-            return {}, 0
+            return {}, 0, set()
         return _final_labels(self.session, self.run, self.index)
+
+    @cached_property
+    def stratum(self) -> NDArray[np.str_] | None:
+        """Every output's stratum when the session stratified within the run, else None."""
+        strata = self.final_labels[2]
+        keys = {stratum_key(label) for label in strata}
+        if len(keys) > 1:
+            raise ValueError(f"stratum: the session's strata of run {self.run.pk} mix keys {keys}")
+        key = keys.pop() if keys else ""
+        if not key:
+            return None
+        # stratified within the run: every output's stratum, sampled or not
+        stratum = np.array(
+            [stratum_label(self.run.pk, metadata, key) for _pk, metadata in self._output_rows]
+        )
+        unknown = strata - set(stratum.tolist())
+        if unknown:
+            raise ValueError(f"stratum: {sorted(unknown)[0]!r} holds none of the run's outputs")
+        return stratum
 
     def evidence(self, metric_id: str) -> RunEvidence:
         """Return the per-output evidence of ``metric_id`` (see the module docstring)."""
@@ -166,7 +195,7 @@ class RunEvidenceSource:
         h_den = np.full(n_outputs, np.nan)
         pending = 0
         if self.session is not None:
-            labels, pending = self.final_labels
+            labels, pending, _strata = self.final_labels
             by_output: dict[int, list[_Unit]] = defaultdict(list)
             for unit in units:
                 by_output[unit.output].append(unit)
@@ -189,6 +218,7 @@ class RunEvidenceSource:
         data = OutputUnits(
             output_id=np.array(self.outputs, dtype=np.int64),
             labeled=labeled,
+            stratum=self.stratum if self.session is not None else None,
             d=known,
             f_num=f_num,
             f_den=f_den,
@@ -228,8 +258,9 @@ def _human_scores(labels: Mapping[str, str]) -> dict[str, float]:
 
 def _final_labels(
     session: GradingSession, run: Run, index: Mapping[int, int]
-) -> tuple[dict[int, dict[str, dict[str, str]]], int]:
-    """Return the final labels of the run's completely graded outputs, by output position."""
+) -> tuple[dict[int, dict[str, dict[str, str]]], int, set[str]]:
+    """Return the final labels of the run's completely graded outputs, by output position,
+    how many sampled outputs are pending, and the strata the run's outputs were drawn from."""
     artefacts = list(SessionArtefact.objects.filter(session=session, output__run=run))
     labels: dict[int, dict[str, dict[str, str]]] = {}
     by_artefact: dict[int, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
@@ -250,7 +281,7 @@ def _final_labels(
             pending += 1
             continue
         labels[position] = by_artefact[artefact.pk]
-    return labels, pending
+    return labels, pending, {artefact.stratum for artefact in artefacts}
 
 
 def _counts(

@@ -132,6 +132,15 @@ class MetricDocumentSerializer(serializers.Serializer[dict[str, Any]]):
     reason = serializers.CharField(
         allow_blank=True, required=False, help_text="Why an informational metric is not gated."
     )
+    agreement = serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "The pre-registered agreement rule of a human-graded metric (SPEC §5.1): "
+            "{rule: kappa}, {rule: ac1, threshold: 0.7} or {rule: bias_bound, fraction: 0.5}; "
+            "absent reads κ/α against kappa_target."
+        ),
+    )
 
 
 class CharterDocumentSerializer(serializers.Serializer[dict[str, Any]]):

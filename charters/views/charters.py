@@ -449,7 +449,10 @@ def _editor_rows(
                 else str((metric.get("agreement") or {}).get("rule", "")),
                 agreement_threshold=str(posted.get(f"agreement_threshold-{metric_id}", ""))
                 if posted is not None
-                else _show((metric.get("agreement") or {}).get("threshold")),
+                else _show(
+                    (metric.get("agreement") or {}).get("threshold")
+                    or (metric.get("agreement") or {}).get("fraction")
+                ),
                 human_graded=bool(entry.criteria),
                 issues=tuple(issues.get(metric_id, ())),
             )

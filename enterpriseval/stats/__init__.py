@@ -12,6 +12,7 @@ from enterpriseval.stats.intervals import (
     korn_graubard_interval,
     wilson_interval,
 )
+from enterpriseval.stats.label_bias import LabelErrorBound, label_error_bound
 from enterpriseval.stats.ppi import (
     classical_mean_ci,
     ppi_lambda,
@@ -20,10 +21,11 @@ from enterpriseval.stats.ppi import (
     ppi_proportion_ci,
 )
 from enterpriseval.stats.reliability import pass_at_k, pass_hat_k
-from enterpriseval.stats.sample_size import required_sample_size
+from enterpriseval.stats.sample_size import outputs_to_clear, required_sample_size
 
 __all__ = [
     "Estimate",
+    "LabelErrorBound",
     "classical_mean_ci",
     "clopper_pearson_interval",
     "cluster_mean_ci",
@@ -32,6 +34,8 @@ __all__ = [
     "fleiss_kappa",
     "korn_graubard_interval",
     "krippendorff_alpha",
+    "label_error_bound",
+    "outputs_to_clear",
     "pass_at_k",
     "pass_hat_k",
     "ppi_lambda",

@@ -63,3 +63,54 @@ def required_sample_size(p: float, margin: float, alpha: float = 0.05) -> int:
     if abs(exact - nearest) <= _INTEGER_TOLERANCE * max(exact, 1.0):
         return max(int(nearest), 1)
     return max(math.ceil(exact), 1)  # SPEC §5.3: round up
+
+
+def outputs_to_clear(
+    n: int, half_width: float, distance: float, alpha: float = 0.05, power: float = 0.8
+) -> int:
+    """Return the total sample size at which a bound clears a threshold with ``power``.
+
+    Parameters
+    ----------
+    n : int
+        The current sample size (graded outputs, the grading unit), at least 1.
+    half_width : float
+        h = |estimate − bound|, the one-sided half-width of the current interval, > 0.
+    distance : float
+        δ = |estimate − θ|, the distance from the estimate to the threshold, > 0.
+    alpha : float, optional
+        Error level of the two-sided interval the bound belongs to, in (0, 1).
+    power : float, optional
+        The chance the bound clears θ if the estimate holds, in (0, 1). Default 0.8.
+
+    Returns
+    -------
+    int
+        :math:`n' = \\lceil n (h/\\delta)^2 ((z_{1-\\alpha/2} + z_{power}) / z_{1-\\alpha/2})^2
+        \\rceil` (SPEC §5.3), at least ``n``.
+
+    Notes
+    -----
+    With the half-width h = z_{1−α/2}·σ/√n, σ = h√n/z_{1−α/2}. If the true value is the
+    estimate, the estimate at n′ is normal around it with standard error σ/√n′ and its bound
+    lies z_{1−α/2}·σ/√n′ beyond; the bound clears θ with probability
+    Φ(δ√n′/σ − z_{1−α/2}), which equals ``power`` when δ√n′/σ = z_{1−α/2} + z_power, i.e. at
+    n′ above. With power = 0.5 it is n·(h/δ)², where the bound is expected to sit at θ.
+    The usual power calculation for a one-sided test of a proportion (Chow, Shao and Wang
+    2008, §4.1), written with the current interval's half-width.
+    """
+    if n < 1:
+        raise ValueError(f"n must be a positive sample size, got {n!r}")
+    if not half_width > 0 or not math.isfinite(half_width):
+        raise ValueError(f"half_width must be positive and finite, got {half_width!r}")
+    if not distance > 0 or not math.isfinite(distance):
+        raise ValueError(f"distance must be positive and finite, got {distance!r}")
+    alpha = check_alpha(alpha)
+    power = check_open_unit(power, "power")
+    z = float(norm.ppf(1.0 - alpha / 2.0))
+    z_power = float(norm.ppf(power))
+    exact = n * (half_width / distance) ** 2 * ((z + z_power) / z) ** 2  # SPEC §5.3
+    nearest = round(exact)
+    if abs(exact - nearest) <= _INTEGER_TOLERANCE * max(exact, 1.0):
+        return max(int(nearest), n)
+    return max(math.ceil(exact), n)

@@ -74,6 +74,14 @@ class SessionCreateInput(serializers.Serializer[dict[str, Any]]):
     adjudicators = serializers.ListField(child=serializers.CharField(), help_text="User names.")
     include_baselines = serializers.BooleanField(default=False)
     design = serializers.ChoiceField(choices=SampleDesign.values, default=SampleDesign.UNIFORM)
+    stratify_by = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=20,
+        help_text="Stratified design: a task metadata key whose values are strata within each "
+        "run (weighted N_h/n_h by the estimators).",
+    )
     sample_size = serializers.IntegerField(
         min_value=1,
         required=False,
@@ -267,6 +275,7 @@ class SessionListApi(APIView):
             sample_size=data.get("sample_size"),
             graders_per_artefact=data["graders_per_artefact"],
             seed=data.get("seed"),
+            stratify_by=data["stratify_by"],
         )
         return Response(session_detail_data(session), status=status.HTTP_201_CREATED)
 

@@ -14,12 +14,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max
 
-from charters.catalogue import catalogue
+from charters.catalogue import BIAS_BOUND_RULE, catalogue
 from charters.models.charters import Charter
 from charters.selectors.charters import charter_document_build
 from enterpriseval.errors import ServiceError
@@ -39,6 +39,7 @@ from grading.agreement import (
     human_criterion_scores,
     judge_calibration,
     metric_agreements,
+    metric_bias_bound,
     metric_eligibility,
     session_agreement,
 )
@@ -320,11 +321,30 @@ def _eligibility(
         verdict = None
         agreements = list(measured.get(metric.id, ()))
         if metric.criteria:
-            rule = agreement_rule(entry.get("agreement"), kappa_target)
-            verdict = metric_eligibility(metric.id, agreements, rule)
+            verdict = _verdict(metric.id, entry, agreements, rows, kappa_target, confidence)
         treatment = entry["treatment"]
         result.append(EligibilityRow(metric.id, metric.name, treatment, verdict, agreements))
     return result
+
+
+def _verdict(
+    metric_id: str,
+    entry: dict[str, Any],
+    agreements: list[CriterionAgreement],
+    rows: list[UnitRatings],
+    kappa_target: float,
+    confidence: float,
+) -> Eligibility:
+    """Apply the metric's rule; a bias bound is computed only where the rule asks for it."""
+    stated = entry.get("agreement")
+    bias = None
+    gap = None
+    if stated and stated.get("rule") == BIAS_BOUND_RULE:
+        gap = abs(float(entry["theta_in"]) - float(entry["theta_out"]))
+        # one-sided at the gate's level: the gated bound errs at most α/2 on its side
+        bias = metric_bias_bound(rows, metric_id, confidence=1.0 - (1.0 - confidence) / 2.0)
+    rule = agreement_rule(stated, kappa_target, gap=gap)
+    return metric_eligibility(metric_id, agreements, rule, bias=bias)
 
 
 def _grader_rows(ratings: SessionRatings) -> list[GraderRow]:

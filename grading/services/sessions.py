@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,11 +37,15 @@ from grading.sampling import (
     blind_order,
     draw_arms,
     expected_outputs,
+    stratum_label,
+    stratum_run,
 )
 from runs.models import Output, OutputStatus, Run, RunStatus, Unit
 
 SESSION_ROLES = (Role.CHARTER_OWNER,)
 MAX_SEED = 2**62
+#: A task metadata key to stratify by within each run ("" for none).
+STRATUM_KEY = re.compile(r"[A-Za-z0-9_]{0,20}")
 
 
 BASELINE_ARM = "baseline"
@@ -177,6 +182,7 @@ def session_create(
     sample_size: int | None = None,
     graders_per_artefact: int = 2,
     seed: int | None = None,
+    stratify_by: str = "",
 ) -> GradingSession:
     """Draw a seeded blinded sample of the runs' graded outputs and assign it to graders.
 
@@ -185,7 +191,9 @@ def session_create(
     The planned n is per σ (SPEC §5.3): each σ of ``runs`` (and the baselines) is an arm
     sampled on its own, ``sample_size`` outputs for each σ, by default what the charter plans
     for it (:func:`sample_plan`). Within a σ, stratified samples use one stratum per run, so
-    each run is represented in proportion; neither arm nor stratum reaches a grader.
+    each run is represented in proportion, and with ``stratify_by`` (a task metadata key) one
+    stratum per value of that key within each run (:func:`grading.sampling.stratum_label`;
+    the estimators weight each stratum by N_h/n_h); neither arm nor stratum reaches a grader.
     """
     require_role(actor, use_case, SESSION_ROLES)
     charter = Charter.objects.frozen().filter(use_case=use_case).order_by("-version").first()
@@ -202,6 +210,18 @@ def session_create(
         raise ServiceError(
             f"design must be one of {', '.join(SampleDesign.values)}, got {design!r}",
             field="design",
+        )
+    stratify_by = stratify_by.strip()
+    if stratify_by and design != SampleDesign.STRATIFIED:
+        raise ServiceError(
+            "stratify_by needs the stratified design: a uniform sample has no strata.",
+            field="stratify_by",
+        )
+    if not STRATUM_KEY.fullmatch(stratify_by):
+        raise ServiceError(
+            f"stratify_by must be a task metadata key of letters, digits and _ (at most 20), "
+            f"got {stratify_by!r}",
+            field="stratify_by",
         )
     runs = checked_runs(use_case, runs)
     task_set = runs[0].task_set
@@ -227,9 +247,9 @@ def session_create(
         )
 
     outputs = list(
-        Output.objects.filter(
-            run__in=runs, task__split=Split.GRADED, status=OutputStatus.SUCCEEDED
-        ).order_by("run_id", "task_id", "repeat_index")
+        Output.objects.filter(run__in=runs, task__split=Split.GRADED, status=OutputStatus.SUCCEEDED)
+        .select_related("task")
+        .order_by("run_id", "task_id", "repeat_index")
     )
     baselines: list[Task] = []
     if include_baselines:
@@ -240,7 +260,11 @@ def session_create(
         )
     configuration_of = {run.pk: run.configuration_id for run in runs}
     candidates = [
-        Candidate(("output", o.pk), f"run:{o.run_id}", sigma_arm(configuration_of[o.run_id]))
+        Candidate(
+            ("output", o.pk),
+            stratum_label(o.run_id, o.task.metadata, stratify_by),
+            sigma_arm(configuration_of[o.run_id]),
+        )
         for o in outputs
     ]
     candidates += [Candidate(("baseline", t.pk), BASELINE_ARM, BASELINE_ARM) for t in baselines]
@@ -309,6 +333,7 @@ def session_create(
             "charter_version": charter.version,
             "runs": [r.pk for r in runs],
             "design": design,
+            "stratify_by": stratify_by,
             "seed": str(seed),
             "population": len(candidates),
             "sample_size": size,
@@ -357,7 +382,7 @@ def _arm_records(
         arm = (
             BASELINE_ARM
             if item.stratum == BASELINE_ARM
-            else sigma_arm(configuration_of[int(item.stratum.removeprefix("run:"))])
+            else sigma_arm(configuration_of[stratum_run(item.stratum)])
         )
         pi.setdefault(arm, {})[item.stratum] = item.inclusion_probability
     return [

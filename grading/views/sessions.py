@@ -58,6 +58,13 @@ class SessionForm(forms.Form):
     design = forms.ChoiceField(
         choices=SampleDesign.choices, initial=SampleDesign.UNIFORM, widget=forms.RadioSelect
     )
+    stratify_by = forms.CharField(
+        required=False,
+        max_length=20,
+        label="Stratify within each run by",
+        help_text="Stratified design only: a task metadata key (e.g. section); each of its "
+        "values within a run is a stratum, and the estimators weight it by N_h/n_h.",
+    )
     sample_size = forms.IntegerField(
         min_value=1,
         required=False,
@@ -148,6 +155,7 @@ def session_new_view(request: HttpRequest, key: str) -> HttpResponse:
             sample_size=data["sample_size"],
             graders_per_artefact=data["graders_per_artefact"],
             seed=data["seed"],
+            stratify_by=data["stratify_by"],
         )
     except ServiceError as error:
         form.add_error(error.field if error.field in form.fields else None, error.message)

@@ -513,9 +513,13 @@ def test_it_normalises_an_alternative_weighting_that_names_every_metric() -> Non
 # --------------------------------------------------------------------------- recommendations
 
 
+# SPEC §5.3: n′ = n·(h/δ)²·f with f = ((z₀.₉₇₅ + z₀.₈)/z₀.₉₇₅)² = (2.801585/1.959964)²
+# = 2.043203 at the default 95 % intervals, for an 80 % chance of clearing.
+
+
 def test_it_recommends_more_grading_when_only_the_point_passes_theta_in() -> None:
-    # δ = 84 − 80 = 4, h = 84 − 78 = 6, n(h/δ)² = 100 · 2.25 = 225 exactly; at n = 225 the
-    # bound would sit exactly on θin, which does not clear "> 80", so 226 are needed.
+    # δ = 84 − 80 = 4, h = 84 − 78 = 6: 100 · 2.25 · 2.043203 = 459.72 → 460 units, 360 more
+    # (no outputs reported, so in units).
     recall = metric(estimate=84.0, ci=(78.0, 90.0), n=100)
 
     result = gate_evaluate(GateInput(metrics=(recall,)))
@@ -524,26 +528,26 @@ def test_it_recommends_more_grading_when_only_the_point_passes_theta_in() -> Non
     advice = result.recommendations[0]
     assert advice.metric_id == "guidance_recall"
     assert advice.threshold == "theta_in"
-    assert advice.additional_n == 126
+    assert advice.additional_n == 360
     assert advice.message.startswith(
-        "guidance_recall: grade about 126 more units so the interval's lower bound can "
-        "clear θin = 80"
+        "guidance_recall: grade about 360 more units so the interval's lower bound clears "
+        "θin = 80 with an 80% chance if the estimate holds"
     )
 
 
 def test_it_recommends_by_hand_for_a_non_integral_ratio() -> None:
-    # δ = 3, h = 5: n(h/δ)² = 120 · 25/9 = 333.33 → 334 units, 214 more.
+    # δ = 3, h = 5: 120 · 25/9 · 2.043203 = 681.07 → 682 units, 562 more.
     recall = metric(estimate=83.0, ci=(78.0, 88.0), n=120)
 
     result = gate_evaluate(GateInput(metrics=(recall,)), mode="point")
 
-    assert [r.additional_n for r in result.recommendations] == [214]
+    assert [r.additional_n for r in result.recommendations] == [562]
 
 
 def test_it_recommends_for_both_thresholds_on_the_upper_side() -> None:
     # lower is better: θout 10, θin 5, estimate 4, upper bound 11, n = 50.
-    # θout: δ = 6, h = 7 → 50 · 49/36 = 68.06 → 69, 19 more.
-    # θin: δ = 1, h = 7 → 50 · 49 = 2450 exactly → 2451, 2401 more.
+    # θout: δ = 6, h = 7 → 50 · 49/36 · 2.043203 = 139.05 → 140, 90 more.
+    # θin: δ = 1, h = 7 → 50 · 49 · 2.043203 = 5005.85 → 5006, 4956 more.
     hallucination = metric(
         id="hallucination_rate",
         direction="lower",
@@ -558,30 +562,57 @@ def test_it_recommends_for_both_thresholds_on_the_upper_side() -> None:
 
     assert result.decision == "Reject"
     assert [(r.threshold, r.additional_n) for r in result.recommendations] == [
-        ("theta_out", 19),
-        ("theta_in", 2401),
+        ("theta_out", 90),
+        ("theta_in", 4956),
     ]
-    assert "upper bound can clear θout = 10" in result.recommendations[0].message
+    assert "upper bound clears θout = 10" in result.recommendations[0].message
 
 
 def test_it_says_how_many_more_outputs_to_grade_by_hand() -> None:
-    # As above: 126 more units. n = 100 units in 40 graded outputs: 2.5 units per output,
-    # 126 / 2.5 = 50.4 → 51 more outputs (SPEC §6.1: "grade about N more outputs").
+    # In outputs, the grading unit: 40 · (6/4)² · 2.043203 = 183.89 → 184 outputs, 144 more;
+    # at 2.5 units per output that is 360 more units.
     recall = metric(estimate=84.0, ci=(78.0, 90.0), n=100, n_outputs=40)
 
     advice = gate_evaluate(GateInput(metrics=(recall,))).recommendations[0]
 
-    assert (advice.additional_n, advice.additional_outputs) == (126, 51)
+    assert (advice.additional_n, advice.additional_outputs) == (360, 144)
     assert advice.message == (
-        "guidance_recall: grade about 51 more outputs so the interval's lower bound can clear "
-        "θin = 80 (126 more units at 2.5 units per graded output; n = 100 units → about 226, "
-        "if the estimate holds and the half-width shrinks as 1/√n)"
+        "guidance_recall: grade about 144 more outputs so the interval's lower bound clears "
+        "θin = 80 with an 80% chance if the estimate holds (n′ = n·(h/δ)²·((z + z₀.₈)/z)² "
+        "with h = 6, δ = 4: 40 → 184 graded outputs, SPEC §5.3)"
     )
-    assert advice.to_dict()["additional_outputs"] == 51
+    assert advice.to_dict()["additional_outputs"] == 144
+
+
+def test_the_confidence_of_the_intervals_sets_z() -> None:
+    # At 90 %: z = 1.644854, f = ((1.644854 + 0.841621)/1.644854)² = 2.284487;
+    # 40 · 2.25 · 2.284487 = 205.60 → 206 outputs, 166 more.
+    recall = metric(estimate=84.0, ci=(78.0, 90.0), n=100, n_outputs=40)
+
+    advice = gate_evaluate(GateInput(metrics=(recall,), confidence=0.9)).recommendations[0]
+
+    assert advice.additional_outputs == 166
+
+
+def test_it_notes_the_switch_to_ppi_when_more_grading_crosses_its_threshold() -> None:
+    # 60 graded outputs in mode H; 60 · 2.25 · 2.043203 = 275.83 → 276 ≥ 100: PPI from 100 on.
+    recall = metric(estimate=84.0, ci=(78.0, 90.0), n=150, n_outputs=60, grading="H")
+    below = metric(estimate=84.0, ci=(79.0, 89.0), n=15, n_outputs=6, grading="H")
+
+    crossing = gate_evaluate(GateInput(metrics=(recall,)), mode="point").recommendations[0]
+    staying = gate_evaluate(GateInput(metrics=(below,)), mode="point").recommendations[0]
+
+    assert crossing.additional_outputs == 216
+    assert "from 100 graded outputs a metric whose outputs a judge scored is gated on PPI" in (
+        crossing.message
+    )
+    assert staying.additional_outputs == 14  # 6 · (5/4)² · 2.043203 = 19.16 → 20 outputs
+    assert "PPI" not in staying.message
 
 
 def test_it_rounds_the_outputs_up_and_reads_n_outputs_from_the_file() -> None:
-    # 2401 more units at 50 / 7 units per output: 2401 · 7 / 50 = 336.14 → 337 outputs.
+    # θout: 7 · 49/36 · 2.043203 = 19.47 → 20 outputs, 13 more (13 · 50/7 = 92.9 → 93 units);
+    # θin: 7 · 49 · 2.043203 = 700.82 → 701 outputs, 694 more (4957.1 → 4958 units).
     parsed = parse_gate_input(
         {
             "metrics": [
@@ -603,10 +634,10 @@ def test_it_rounds_the_outputs_up_and_reads_n_outputs_from_the_file() -> None:
     result = gate_evaluate(parsed)
 
     assert [(r.additional_n, r.additional_outputs) for r in result.recommendations] == [
-        (19, 3),
-        (2401, 337),
+        (93, 13),
+        (4958, 694),
     ]
-    assert "grade about 337 more outputs" in result.recommendations[1].message
+    assert "grade about 694 more outputs" in result.recommendations[1].message
 
 
 def test_it_recommends_without_a_number_when_n_is_unknown() -> None:

@@ -178,10 +178,11 @@ def test_the_decision_page_shows_each_gated_metrics_numbers_from_the_record(worl
 def test_the_decision_page_recommends_how_many_more_outputs_to_grade(world):
     decision = decide(world)
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
-    # 60·(13.54/5)² = 440.0 → about 440 units in all, 380 more (SPEC §6.1); 60 units in 25
-    # graded outputs is 2.4 per output, so 380 / 2.4 = 158.3 → 159 more outputs.
-    assert "guidance_recall: grade about 159 more outputs" in html
-    assert "(380 more units at 2.4 units per graded output;" in html
+    # SPEC §5.3, in outputs for an 80 % chance: 25 graded outputs · (13.54/5)² · 2.043203
+    # (((z₀.₉₇₅ + z₀.₈)/z₀.₉₇₅)²) = 374.6 → 375 outputs, 350 more; the human-only estimate
+    # would cross the 100 outputs from which PPI gates, and the page says so.
+    assert "guidance_recall: grade about 350 more outputs" in html
+    assert "25 → 375 graded outputs, SPEC §5.3); from 100 graded outputs" in html
 
 
 def test_the_decision_page_shows_the_evidence_hashes_and_the_decisions_sha256(world):

@@ -117,6 +117,7 @@ def test_without_a_size_or_seed_it_draws_the_planned_size_with_a_recorded_seed(g
         ({"graders_per_artefact": 1}, "graders_per_artefact", "greater than or equal to 2"),
         ({"seed": -1}, "seed", "greater than or equal to 0"),
         ({"name": "  "}, "name", "blank"),
+        ({"stratify_by": "section"}, "stratify_by", "needs the stratified design"),
     ],
 )
 def test_a_refused_session_names_the_field_at_fault(grading_world, fields, field, fragment):

@@ -109,3 +109,16 @@ def test_only_the_charter_owner_creates_sessions(grading_world, actor, start):
         create(grading_world, actor)
     assert refused.value.returncode == 2 and str(refused.value).startswith(start)
     assert not GradingSession.objects.filter(name="Round two").exists()
+
+
+def test_it_stratifies_within_each_run_by_a_task_metadata_key(grading_world):
+    # The world's 12 graded tasks per run have 12 sections: one stratum per output, so with a
+    # sample of 12 every output is drawn (π = 1) and labelled with its run and section.
+    create(grading_world, "demo-owner", "--design=stratified", "--stratify-by=section", sample="12")
+    session = GradingSession.objects.get(name="Round two")
+    strata = set(session.artefacts.values_list("stratum", flat=True))
+    run = grading_world.runs[0]
+    assert f"run:{run.pk}|section=transaction_overview" in strata
+    assert len(strata) == 24
+    entry = AuditEntry.objects.filter(action="grading_session.create").latest("pk")
+    assert entry.payload["stratify_by"] == "section"

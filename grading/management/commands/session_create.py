@@ -32,6 +32,7 @@ OPTIONS = {
     "graders": "--grader",
     "adjudicators": "--adjudicator",
     "design": "--design",
+    "stratify_by": "--stratify-by",
     "sample_size": "--sample-size",
     "graders_per_artefact": "--graders-per-artefact",
     "seed": "--seed",
@@ -64,6 +65,12 @@ class Command(BaseCommand):
             "--design", choices=SampleDesign.values, default=SampleDesign.UNIFORM.value
         )
         parser.add_argument(
+            "--stratify-by",
+            default="",
+            help="With --design stratified: a task metadata key whose values are strata within "
+            "each run.",
+        )
+        parser.add_argument(
             "--sample-size", type=int, help="Outputs per σ (default: the charter's plan)."
         )
         parser.add_argument("--graders-per-artefact", type=int, default=2)
@@ -88,6 +95,7 @@ class Command(BaseCommand):
                 sample_size=options["sample_size"],
                 graders_per_artefact=options["graders_per_artefact"],
                 seed=options["seed"],
+                stratify_by=options["stratify_by"],
             )
         if options["format"] == "json":
             write_json(self.stdout, session_detail_data(session))
