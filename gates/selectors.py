@@ -27,7 +27,7 @@ from gates.models import Decision
 from gates.plots import nu_profile_svg, threshold_bands_svg
 from gates.plots_decision import ei_band_svg, value_interval_svg
 from gates.services import DECISION_ROLES
-from gates.value_model import ValueEstimate
+from gates.value_model import CENTRAL_POINT_RULE, ValueEstimate
 from grading.models import GradingSession, OversightStudy
 from runs.models import Judge, JudgeScore, Run, RunStatus
 
@@ -154,6 +154,9 @@ def value_estimate_from_dict(data: Mapping[str, Any] | None) -> ValueEstimate | 
         label=data["label"],
         components={name: float(x) for name, x in data["components"].items()},
         currency=data.get("currency", ""),
+        central=_float(data.get("central")),
+        pi_err=_float(data.get("pi_err")),
+        point_rule=data.get("point_rule", CENTRAL_POINT_RULE),
     )
 
 
@@ -183,6 +186,29 @@ class Plot:
 
 
 @dataclass(frozen=True)
+class ValueSource:
+    """One value-model input: its name, its source label (SPEC §6.3) and where it came from."""
+
+    name: str
+    kind: str
+    source: str
+
+
+def value_sources(provenance: Mapping[str, Any] | None) -> list[ValueSource]:
+    """Return each value-model input with its source label, from a record's provenance.
+
+    The label is one of ``gates.value_evidence.SOURCE_KINDS`` ("observed", "oversight study",
+    "charter range", "given", "not given"); a record stored before the labels has none.
+    """
+    provenance = provenance or {}
+    kinds = provenance.get("kinds") or {}
+    return [
+        ValueSource(name, kinds.get(name, ""), source)
+        for name, source in (provenance.get("sources") or {}).items()
+    ]
+
+
+@dataclass(frozen=True)
 class DecisionDetail:
     decision: Decision
     gate: GateResult
@@ -195,6 +221,8 @@ class DecisionDetail:
     value_unavailable: str
     evidence: list[tuple[str, Any]]
     plots: list[Plot]
+    value_sources: list[ValueSource]
+    value_pi_err: str
 
 
 def decision_detail(*, decision: Decision) -> DecisionDetail:
@@ -224,6 +252,10 @@ def decision_detail(*, decision: Decision) -> DecisionDetail:
         value_unavailable=stored_value.get("unavailable", ""),
         evidence=sorted(decision.evidence.items()),
         plots=decision_plots_of(decision=decision, gate=gate, value=value),
+        value_sources=value_sources(stored_value.get("provenance")),
+        value_pi_err=(
+            f"{value.pi_err:.3g}" if value is not None and value.pi_err is not None else ""
+        ),
     )
 
 

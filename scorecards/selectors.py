@@ -36,6 +36,7 @@ from enterpriseval.values import number_text
 from gates.amounts import metric_currency
 from gates.models import Decision
 from gates.selectors import Plot, decision_plots_of, value_estimate_from_dict
+from gates.value_model import POINT_RULE
 from grading.rubric import RUBRIC_VERSION
 from metrics.estimate import MetricEstimate
 from metrics.selectors import reliability_estimates
@@ -69,6 +70,7 @@ VALUE_INPUTS = (
     ("ℓ_err", "loss_per_error", "loss per error that reaches production"),
     ("ρ_catch", "catch", "reviewer catch rate"),
     ("HR", "hallucination", "hallucination rate"),
+    ("s̄", "sentences_per_output", "sentences per output (π_err per task)"),
     ("t̄_manual", "t_manual", "manual hours per task"),
     ("t̄_gen", "t_gen", "generation hours per task"),
     ("t̄_review", "t_review", "review hours per task"),
@@ -553,18 +555,28 @@ def _value(stored: Mapping[str, Any] | None, charter_inputs: Mapping[str, Any]) 
             "unavailable": (stored or {}).get("unavailable") or "no value estimate was recorded",
         }
     sources = provenance.get("sources", {})
+    kinds = provenance.get("kinds") or {}
     return {
         "currency": estimate.currency or currency,  # ISO 4217 code of every amount
         "inputs": inputs,
         "table": [
-            {"symbol": symbol, "name": name, "label": label, "source": sources[name]}
+            {
+                "symbol": symbol,
+                "name": name,
+                "label": label,
+                "source": sources[name],
+                "kind": kinds.get(name, ""),
+            }
             for symbol, name, label in VALUE_INPUTS
             if name in sources
         ],
         "sources": sources,
         "baseline_note": provenance.get("baseline", ""),
+        "pi_err": provenance.get("pi_err", ""),
         "v_annual": {
             "point": estimate.point,
+            "point_rule": estimate.point_rule,
+            "central": estimate.central,
             "lo": estimate.lo,
             "hi": estimate.hi,
             "level": estimate.level,
@@ -905,8 +917,10 @@ def must_know(content: Mapping[str, Any]) -> list[str]:
     if value is not None:
         code = content["value"].get("currency") or ""
         money = f"{code} " if code else ""
+        median = " (Monte Carlo median)" if value.get("point_rule") == POINT_RULE else ""
         third = (
-            f"V_annual is {money}{value['point']:,.0f} per year with a {value['level']:.0%} "
+            f"V_annual is {money}{value['point']:,.0f} per year{median} with a "
+            f"{value['level']:.0%} "
             f"interval [{money}{value['lo']:,.0f}, {money}{value['hi']:,.0f}], {value['label']}"
             + (" (the time baseline was not observed)." if value["label"] == "estimated" else ".")
         )
