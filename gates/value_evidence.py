@@ -117,6 +117,7 @@ FROM_EVIDENCE: dict[str, str] = {
     "hallucination": "the graded hallucination counts (hallucinated sentences, sentences)",
     "catch": "the seeded-defect oversight study (caught, seeded)",
     "baseline_observed": "measurement_mode and whether t_manual was observed as samples",
+    "sentences_per_output": "the graded sentences per graded output (s̄, π_err per task)",
 }
 _TIME_FORMS = "hours per task: a non-negative number, {low, mode, high} or {samples: [...]}"
 _RANGE_KEYS = ("low", "mode", "high")
