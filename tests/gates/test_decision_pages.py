@@ -224,14 +224,24 @@ def test_a_recorded_value_estimate_is_shown_with_its_interval_and_plot(world):
         baseline_observed=True,
     )
     estimate = replace(value_estimate(inputs, draws=2_000, seed=7), currency="GBP")
-    decision = decide(world, value={**estimate.to_dict(), "provenance": {"sources": {}}})
+    provenance = {
+        "sources": {"t_manual": "observed: 4 samples, mean 3.08 h", "t_review": "charter range"},
+        "kinds": {"t_manual": "observed", "t_review": "charter range"},
+    }
+    decision = decide(world, value={**estimate.to_dict(), "provenance": provenance})
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
-    assert f"V_annual <strong>GBP {estimate.point:.0f}</strong>" in html
-    assert f"90% interval [GBP {estimate.lo:.0f}, GBP {estimate.hi:.0f}]" in html
+    # SPEC §6.3: the point is the Monte Carlo median, said so; thousands separated
+    assert f"V_annual <strong>GBP {estimate.point:,.0f}</strong>" in html
+    assert f"90% interval [GBP {estimate.lo:,.0f}, GBP {estimate.hi:,.0f}]" in html
+    assert "the point is the median of the Monte Carlo draws (2000 seeded Monte Carlo" in html
+    assert f"at the inputs' central values V_annual is GBP {estimate.central:,.0f}" in html
     assert '<span class="badge">observed</span>' in html
     assert "<th>GBP per year</th>" in html
     for amount in estimate.components.values():
-        assert f"<td>GBP {amount:.0f}</td>" in html or abs(amount) < 1
+        assert f"<td>GBP {amount:,.0f}</td>" in html or abs(amount) < 1
+    sources = html.split('id="value-sources"')[1].split("</table>")[0]
+    assert '<td class="mono">t_manual</td><td><span class="badge">observed</span></td>' in sources
+    assert '<td class="mono">t_review</td><td><span class="badge">charter range</span>' in sources
     value_plot = plots_of(html)[-1]
     assert "V_annual (observed)" in value_plot
     assert f"GBP {estimate.point:,.0f}" in value_plot and "GBP per year" in value_plot
@@ -468,7 +478,9 @@ def test_a_value_below_break_even_is_drawn_with_its_interval(world):
     }
     decision = decide(world, value=value)
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
-    assert "V_annual <strong>-12500</strong>" in html
+    assert "V_annual <strong>-12,500</strong>" in html
+    # a record made before SPEC §6.3's median has no point rule; the page says so, not "median"
+    assert "the point is the value at the inputs&#x27; central values (10000" in html
     assert "Estimated, not observed" in html
     assert "V_annual (estimated): point -12,500" in plots_of(html)[-1]
 
