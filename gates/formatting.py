@@ -47,7 +47,12 @@ def format_gate_result(result: GateResult, title: str | None = None) -> str:
     """Return a readable report of one gate evaluation."""
     header = ["metric", "θout", "θin", "estimate", "CI", "m used", "ν", "weight", "status"]
     table = format_table([metric_row(m) for m in result.metrics], header)
-    band = "—" if result.ei_band is None else f"[{result.ei_band[0]:.2f}, {result.ei_band[1]:.2f}]"
+    band = (
+        "—"
+        if result.ei_band is None
+        else f"{result.ei_band[0]:.2f} to {result.ei_band[1]:.2f} (EI under other weightings, "
+        "not a confidence interval)"
+    )
     lines = []
     if title:
         lines += [title, ""]
@@ -58,7 +63,7 @@ def format_gate_result(result: GateResult, title: str | None = None) -> str:
         "",
         f"decision: {result.decision}    binding metric: {result.binding_metric or '—'}",
         f"EI: {format_number(result.ei)}    EI_G: {format_number(result.ei_g)}    "
-        f"weight-sensitivity band: {band}",
+        f"weight-sensitivity range: {band}",
     ]
     if result.reasons:
         lines += ["reasons:", *(f"  - {reason}" for reason in result.reasons)]

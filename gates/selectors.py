@@ -340,9 +340,9 @@ def decision_plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
     if gate.ei is not None:
         plots.append(
             Plot(
-                "Efficacy Index and its weight-sensitivity band",
+                "Efficacy Index and its weight-sensitivity range",
                 svg_data_uri(ei_band_svg(gate)),
-                "EI and EI_G on the ν scale over the weight-sensitivity band",
+                "EI and EI_G on the ν scale over the weight-sensitivity range (not a CI)",
             )
         )
     if value is not None:

@@ -39,6 +39,7 @@ from gates.selectors import Plot, decision_plots_of, value_estimate_from_dict
 from gates.value_model import POINT_RULE
 from grading.rubric import RUBRIC_VERSION
 from metrics.estimate import MetricEstimate
+from metrics.evidence import graded_outputs
 from metrics.selectors import reliability_estimates
 from scorecards.artefacts import ARTEFACT_KINDS, ArtefactRef
 from scorecards.fields import TABLE_11, MissingField, missing_fields
@@ -240,6 +241,7 @@ def assemble_content(
             "mode": gate["mode"],
             "reasons": list(gate.get("reasons") or []),
             "recommendations": [rec["message"] for rec in gate.get("recommendations") or []],
+            "family_wise": family_wise_statement(charter.confidence),
         },
         "efficacy": _efficacy(gate),
         "value": _value(record.get("value"), charter.value_inputs or {}),
@@ -264,6 +266,28 @@ def assemble_content(
     content["sign_off"] = dict(signed_off) if signed_off is not None else None
     content["missing"] = [m.to_dict() for m in missing_fields(content)]
     return canonical_value(content)
+
+
+def family_wise_statement(confidence: float) -> str:
+    """Return the scorecard's family-wise reading of the gate (SPEC §5.3).
+
+    The conjunctive gate reads Scale only when every gated metric's conservative bound
+    clears θin, so it is an intersection–union test (Berger 1982): a wrong Scale needs the
+    true value of at least one metric short of θin while its bound clears it, and the chance
+    of that is at most the largest per-metric unsafe-side error, α/2 — no multiplicity
+    correction is needed for the gate. The per-metric intervals are not simultaneous.
+    """
+    side = (1.0 - float(confidence)) / 2.0
+    return (
+        "Family-wise reading: the conjunctive gate is an intersection–union test — it reads "
+        "Scale only when every gated metric's conservative bound clears θin, so the chance of "
+        "a wrong Scale is at most the largest per-metric unsafe-side error, "
+        f"{number_text(100 * side, 3)} % for the {number_text(100 * float(confidence), 3)} % "
+        "intervals here, not their sum. The per-metric intervals displayed are not "
+        "simultaneous: the chance that all of them cover their true values at once is lower "
+        f"than {number_text(100 * float(confidence), 3)} %, so they must not be read jointly "
+        "as a confidence region."
+    )
 
 
 def _efficacy(gate: Mapping[str, Any]) -> dict[str, Any]:
@@ -517,11 +541,14 @@ def _sample_sizes(decision: Decision, estimates: Mapping[str, Mapping[str, Any]]
     run = decision.run
     tasks = run.outputs.filter(task__split=run.split).values("task_id").distinct().count()
     session = decision.session
+    # Outputs of this σ graded completely, never the session's sample across every σ
+    graded = graded_outputs(session=session, run=run) if session is not None else None
     return {
         "tasks": tasks,
         "outputs": run.outputs.filter(task__split=run.split).count(),
-        "graded_documents": session.sample_size if session is not None else 0,
-        "population": session.population_size if session is not None else None,
+        "graded_documents": graded.complete if graded is not None else 0,
+        "sampled_documents": graded.sampled if graded is not None else 0,
+        "population": graded.population if graded is not None else None,
         "units": [
             {
                 "id": metric_id,
