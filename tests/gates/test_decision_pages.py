@@ -510,3 +510,19 @@ def test_an_undetermined_decision_for_missing_intensity_evidence_says_what_is_mi
     why = html[html.index("Why the decision is Undetermined") : html.index("<h2>Efficacy Index")]
     assert f"Decision Undetermined: evidence is missing (SPEC §6.4): {gap}" in why
     assert "No evidence hashes were recorded." in html
+
+
+def test_the_ei_band_reads_as_a_weight_sensitivity_range_on_both_pages_never_as_a_ci(world):
+    gemini = decide(world, "gemini-2.5")
+    llama = decide(world, "llama-4")
+    detail = browser(world.owner).get(detail_url(world, gemini)).content.decode()
+    compare = browser(world.owner).get(compare_url(world, gemini.pk, llama.pk)).content.decode()
+    for decision, html in ((gemini, detail), (gemini, compare), (llama, compare)):
+        low, high = decision.ei_band_lo, decision.ei_band_hi
+        # SPEC §6.2: "low to high", named, with what it is; never "[low, high]" like a CI
+        assert f"{low:.2f} to {high:.2f}" in html
+        assert f"[{low:.2f}, {high:.2f}]" not in html
+    for html in (detail, compare):
+        assert "Weight-sensitivity range" in html or "weight-sensitivity range" in html
+        assert "not a confidence interval" in html
+        assert "sensitivity band" not in html
