@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from pypdf import PdfReader
+from rederive_decisions import assert_decision_rederived
 
 from audit.models import AuditEntry
 from audit.selectors import audit_verify
@@ -28,7 +29,6 @@ from runs.models import JudgeScore, Judging, Run, Unit
 from scorecards.evidence import evidence_verify
 from scorecards.fields import TABLE_11
 from scorecards.models import Scorecard, ScorecardStatus
-from tests.demo.rederive import assert_decision_rederived
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "credit_memo"
