@@ -168,6 +168,16 @@ class GatedRow:
     estimate: Mapping[str, Any] | None
 
 
+#: How a note that says what an interval carries begins (Δeff's baseline, SPEC §4).
+INTERVAL_NOTE_PREFIXES = ("baseline uncertainty carried", "baseline taken as exact")
+
+
+def interval_note(estimate: Mapping[str, Any] | None) -> str:
+    """Return the note saying what uncertainty the estimate's interval carries, or ""."""
+    notes = (estimate or {}).get("notes") or ()
+    return next((note for note in notes if note.startswith(INTERVAL_NOTE_PREFIXES)), "")
+
+
 @dataclass(frozen=True)
 class InformationalRow:
     """A metric reported beside the gate, why it is not gated, and its estimate if recorded."""
@@ -176,6 +186,10 @@ class InformationalRow:
     label: str
     reason: str
     estimate: Mapping[str, Any] | None
+
+    @property
+    def interval_note(self) -> str:
+        return interval_note(self.estimate)
 
 
 @dataclass(frozen=True)

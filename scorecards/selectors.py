@@ -35,7 +35,7 @@ from enterpriseval.plotting import svg_data_uri
 from enterpriseval.values import number_text
 from gates.amounts import metric_currency
 from gates.models import Decision
-from gates.selectors import Plot, decision_plots_of, value_estimate_from_dict
+from gates.selectors import Plot, decision_plots_of, interval_note, value_estimate_from_dict
 from gates.value_model import POINT_RULE
 from grading.rubric import RUBRIC_VERSION
 from metrics.estimate import MetricEstimate
@@ -450,6 +450,7 @@ def _informational(
                 "label": _label(names, metric_id),
                 "why_not_gated": reasons.get(metric_id, "reported only"),
                 **_estimate_summary(estimate),
+                "interval_note": interval_note(estimate),
                 "currency": metric_currency(metric_id) or None,
             }
         )

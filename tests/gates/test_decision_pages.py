@@ -21,6 +21,7 @@ from gates.decision_file import load_decision_file
 from gates.services import decision_record, gate_input_for
 from gates.value_model import TimeInput, ValueInputs, value_estimate
 from metrics.estimate import Interval, MetricEstimate
+from metrics.task_estimators import net_time_reduction_estimate
 
 IMG = re.compile(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
 
@@ -526,3 +527,21 @@ def test_the_ei_band_reads_as_a_weight_sensitivity_range_on_both_pages_never_as_
         assert "Weight-sensitivity range" in html or "weight-sensitivity range" in html
         assert "not a confidence interval" in html
         assert "sensitivity band" not in html
+
+
+def test_the_delta_eff_interval_says_it_carries_the_charters_baseline_range(world):
+    reviewed = 8
+    delta_eff = net_time_reduction_estimate(
+        [3.0] * reviewed,
+        [0.05] * reviewed,
+        [0.01] * reviewed,
+        baseline="estimated",
+        confidence=0.95,
+        manual_range=(2.0, 3.0, 5.0),
+    )
+    decision = decide(world, estimates=[*load_example_estimates("gemini-2.5"), delta_eff])
+    html = browser(world.owner).get(detail_url(world, decision)).content.decode()
+    row = html.split('<span class="mono muted">net_time_reduction</span>')[1].split("</tr>")[0]
+    # SPEC §4 / issue 16: an estimated 3 h baseline is not treated as exact, and the page says so
+    assert f"[{delta_eff.lo:.2f}, {delta_eff.hi:.2f}]" in row
+    assert "baseline uncertainty carried: the charter&#x27;s range 2–5 h (mode 3)" in row
