@@ -545,3 +545,24 @@ def test_the_delta_eff_interval_says_it_carries_the_charters_baseline_range(worl
     # SPEC §4 / issue 16: an estimated 3 h baseline is not treated as exact, and the page says so
     assert f"[{delta_eff.lo:.2f}, {delta_eff.hi:.2f}]" in row
     assert "baseline uncertainty carried: the charter&#x27;s range 2–5 h (mode 3)" in row
+
+
+def test_the_comparison_prints_each_value_with_its_currency_and_point_rule(world):
+    inputs = ValueInputs(
+        tasks_per_year=2_600,
+        hourly_cost=95,
+        t_manual=TimeInput.triangular(2.0, 3.0, 5.0),
+        t_gen=TimeInput.fixed(0.05),
+        t_review=TimeInput.triangular(0.5, 1.0, 1.5),
+        inference_cost_per_task=0.4,
+    )
+    estimate = replace(value_estimate(inputs, draws=2_000, seed=7), currency="GBP")
+    gemini = decide(world, "gemini-2.5", value=estimate.to_dict())
+    llama = decide(world, "llama-4", value=estimate.to_dict())
+    html = browser(world.owner).get(compare_url(world, gemini.pk, llama.pk)).content.decode()
+    row = html.split("<tr><td>V_annual</td>")[1].split("</tr>")[0]
+    expected = (
+        f"GBP {estimate.point:,.0f} [GBP {estimate.lo:,.0f}, GBP {estimate.hi:,.0f}] "
+        "(estimated; point: median of the Monte Carlo draws)"
+    )
+    assert row.count(expected) == 2
