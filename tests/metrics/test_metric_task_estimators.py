@@ -650,7 +650,7 @@ def test_delta_eff_with_observed_manual_times_carries_their_spread():
     ],
 )
 def test_delta_eff_refuses_a_bad_baseline_range(manual_range, message):
-    with pytest.raises(ValueError, match="manual_range|manual_times") as error:
+    with pytest.raises(ValueError, match=r"^(manual_range|manual_times)") as error:
         net_time_reduction_estimate(
             [3.0] * len(REVIEW),
             REVIEW,
