@@ -131,6 +131,7 @@ def _print(decision: Decision, truth: dict[str, float], log: Callable[[str], Non
     if "point" in value:
         code = value.get("currency") or ""
         log(
-            f"  value V_annual {code} {value['point']:,.0f} per year (90% interval {code} "
+            f"  value V_annual {code} {value['point']:,.0f} per year (Monte Carlo median; "
+            f"90% interval {code} "
             f"{value['lo']:,.0f} to {code} {value['hi']:,.0f}; {value['label']})"
         )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gates.algorithm import GateResult, MetricResult
 
 DIRECTION_SIGN = {"higher": ">", "lower": "<"}
@@ -47,7 +50,12 @@ def format_gate_result(result: GateResult, title: str | None = None) -> str:
     """Return a readable report of one gate evaluation."""
     header = ["metric", "θout", "θin", "estimate", "CI", "m used", "ν", "weight", "status"]
     table = format_table([metric_row(m) for m in result.metrics], header)
-    band = "—" if result.ei_band is None else f"[{result.ei_band[0]:.2f}, {result.ei_band[1]:.2f}]"
+    band = (
+        "—"
+        if result.ei_band is None
+        else f"{result.ei_band[0]:.2f} to {result.ei_band[1]:.2f} (EI under other weightings, "
+        "not a confidence interval)"
+    )
     lines = []
     if title:
         lines += [title, ""]
@@ -58,10 +66,33 @@ def format_gate_result(result: GateResult, title: str | None = None) -> str:
         "",
         f"decision: {result.decision}    binding metric: {result.binding_metric or '—'}",
         f"EI: {format_number(result.ei)}    EI_G: {format_number(result.ei_g)}    "
-        f"weight-sensitivity band: {band}",
+        f"weight-sensitivity range: {band}",
     ]
     if result.reasons:
         lines += ["reasons:", *(f"  - {reason}" for reason in result.reasons)]
     if result.recommendations:
         lines += ["recommendations:", *(f"  - {r.message}" for r in result.recommendations)]
+    return "\n".join(lines)
+
+
+def format_value(value: Mapping[str, Any] | None) -> str:
+    """Return a decision's stored value estimate in words, its sources labelled (SPEC §6.3)."""
+    if not value or "point" not in value:
+        why = (value or {}).get("unavailable", "none was recorded")
+        return f"value: no estimate ({why})"
+    code = value.get("currency") or ""
+    money = f"{code} " if code else ""
+    rule = value.get("point_rule", "value at the inputs' central values")
+    lines = [
+        f"value: V_annual {money}{value['point']:,.0f} per year ({rule}, "
+        f"{value['draws']:,} draws, seed {value['seed']}); {value['level']:.0%} interval "
+        f"{money}{value['lo']:,.0f} to {money}{value['hi']:,.0f}; {value['label']}"
+    ]
+    provenance = value.get("provenance") or {}
+    if provenance.get("pi_err"):
+        lines.append(f"  {provenance['pi_err']}")
+    kinds = provenance.get("kinds") or {}
+    for name, source in (provenance.get("sources") or {}).items():
+        label = f"[{kinds[name]}] " if name in kinds else ""
+        lines.append(f"  {name}: {label}{source}")
     return "\n".join(lines)

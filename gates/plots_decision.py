@@ -20,7 +20,10 @@ GEOMETRIC = "#9334e6"
 
 
 def ei_band_svg(result: GateResult) -> str:
-    """Plot EI and EI_G on the ν scale over the weight-sensitivity band (SPEC §6.2).
+    """Plot EI and EI_G on the ν scale over the weight-sensitivity range (SPEC §6.2).
+
+    The range is EI under other weightings, not a confidence interval: it is written "low
+    to high", never in brackets, and drawn as a band of weights, not of sampling error.
 
     Raises
     ------
@@ -31,12 +34,12 @@ def ei_band_svg(result: GateResult) -> str:
         raise ValueError("result: EI was not computed (a gated metric has no estimate)")
     figure = Figure(figsize=(7.0, 1.5))
     axis = figure.subplots()
-    band = "no weight-sensitivity band"
+    band = "no weight-sensitivity range"
     if result.ei_band is not None:
         low, high = result.ei_band
         axis.axvspan(low, high, ymin=0.25, ymax=0.75, color=BAND, linewidth=0)
         axis.plot([low, high], [0, 0], "|", color=ESTIMATE, markersize=14)
-        band = f"weight-sensitivity band [{low:.2f}, {high:.2f}]"
+        band = f"weight-sensitivity range {low:.2f} to {high:.2f} (weights, not a CI)"
     axis.axvline(0, color=BOUND, linewidth=1)
     axis.axvline(1, color="#188038", linewidth=1)
     axis.plot([result.ei], [0], "o", color=ESTIMATE, markersize=7)

@@ -27,7 +27,7 @@ from gates.models import Decision
 from gates.plots import nu_profile_svg, threshold_bands_svg
 from gates.plots_decision import ei_band_svg, value_interval_svg
 from gates.services import DECISION_ROLES
-from gates.value_model import ValueEstimate
+from gates.value_model import CENTRAL_POINT_RULE, ValueEstimate
 from grading.models import GradingSession, OversightStudy
 from runs.models import Judge, JudgeScore, Run, RunStatus
 
@@ -154,6 +154,9 @@ def value_estimate_from_dict(data: Mapping[str, Any] | None) -> ValueEstimate | 
         label=data["label"],
         components={name: float(x) for name, x in data["components"].items()},
         currency=data.get("currency", ""),
+        central=_float(data.get("central")),
+        pi_err=_float(data.get("pi_err")),
+        point_rule=data.get("point_rule", CENTRAL_POINT_RULE),
     )
 
 
@@ -165,6 +168,16 @@ class GatedRow:
     estimate: Mapping[str, Any] | None
 
 
+#: How a note that says what an interval carries begins (Δeff's baseline, SPEC §4).
+INTERVAL_NOTE_PREFIXES = ("baseline uncertainty carried", "baseline taken as exact")
+
+
+def interval_note(estimate: Mapping[str, Any] | None) -> str:
+    """Return the note saying what uncertainty the estimate's interval carries, or ""."""
+    notes = (estimate or {}).get("notes") or ()
+    return next((note for note in notes if note.startswith(INTERVAL_NOTE_PREFIXES)), "")
+
+
 @dataclass(frozen=True)
 class InformationalRow:
     """A metric reported beside the gate, why it is not gated, and its estimate if recorded."""
@@ -174,12 +187,39 @@ class InformationalRow:
     reason: str
     estimate: Mapping[str, Any] | None
 
+    @property
+    def interval_note(self) -> str:
+        return interval_note(self.estimate)
+
 
 @dataclass(frozen=True)
 class Plot:
     title: str
     uri: str
     alt: str
+
+
+@dataclass(frozen=True)
+class ValueSource:
+    """One value-model input: its name, its source label (SPEC §6.3) and where it came from."""
+
+    name: str
+    kind: str
+    source: str
+
+
+def value_sources(provenance: Mapping[str, Any] | None) -> list[ValueSource]:
+    """Return each value-model input with its source label, from a record's provenance.
+
+    The label is one of ``gates.value_evidence.SOURCE_KINDS`` ("observed", "oversight study",
+    "charter range", "given", "not given"); a record stored before the labels has none.
+    """
+    provenance = provenance or {}
+    kinds = provenance.get("kinds") or {}
+    return [
+        ValueSource(name, kinds.get(name, ""), source)
+        for name, source in (provenance.get("sources") or {}).items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -195,6 +235,8 @@ class DecisionDetail:
     value_unavailable: str
     evidence: list[tuple[str, Any]]
     plots: list[Plot]
+    value_sources: list[ValueSource]
+    value_pi_err: str
 
 
 def decision_detail(*, decision: Decision) -> DecisionDetail:
@@ -224,6 +266,10 @@ def decision_detail(*, decision: Decision) -> DecisionDetail:
         value_unavailable=stored_value.get("unavailable", ""),
         evidence=sorted(decision.evidence.items()),
         plots=decision_plots_of(decision=decision, gate=gate, value=value),
+        value_sources=value_sources(stored_value.get("provenance")),
+        value_pi_err=(
+            f"{value.pi_err:.3g}" if value is not None and value.pi_err is not None else ""
+        ),
     )
 
 
@@ -308,9 +354,9 @@ def decision_plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
     if gate.ei is not None:
         plots.append(
             Plot(
-                "Efficacy Index and its weight-sensitivity band",
+                "Efficacy Index and its weight-sensitivity range",
                 svg_data_uri(ei_band_svg(gate)),
-                "EI and EI_G on the ν scale over the weight-sensitivity band",
+                "EI and EI_G on the ν scale over the weight-sensitivity range (not a CI)",
             )
         )
     if value is not None:

@@ -446,17 +446,21 @@ def value_for(
 ) -> dict[str, Any]:
     """Return the value-and-risk estimate fed by the evidence, with where each input came from.
 
-    SPEC §6.3: HR and ρ_catch from their graded counts (Beta posteriors), generation and
-    review times from their recorded samples, the rest from the charter's value inputs; a
-    90 % interval from 10,000 draws seeded by the charter's hash.
-    The charter's value inputs and measurement mode are read from its signed content, as the
-    thresholds are (``gate_input_for``).
+    SPEC §6.3: HR and ρ_catch from their graded counts (Beta posteriors), π_err per task from
+    HR per sentence and the sentences per graded output, generation times from this run's
+    outputs and review times from this σ's own outputs only, never pooled across σ: the
+    unaltered copies of this run's outputs reviewed in the oversight study, labelled as a
+    time from that study (another activity than production review). The rest comes from
+    the charter's value inputs; the point is the median of 10,000 draws seeded by the
+    charter's hash, with a 90 % interval. The charter's value inputs and measurement mode
+    are read from its signed content, as the thresholds are (``gate_input_for``).
     """
     signed = _signed_document(charter)
     charter_inputs = signed.get("value_inputs") or {}
     if not charter_inputs:
         return {"unavailable": "the charter gives no value inputs"}
     hallucination = None
+    graded_outputs = None
     if session is not None:
         units = unit_metric_evidence(
             metric_id="hallucination_rate",
@@ -470,20 +474,26 @@ def value_for(
                 int(units.h_num[units.labeled].sum()),
                 int(units.d[units.labeled].sum()),
             )
+            graded_outputs = int(units.labeled.sum())
     catch = None
     observed: dict[str, list[float]] = {}
+    labels: dict[str, str] = {}
     if study is not None:
         overall = oversight_results(study=study).overall
         if overall.catch.n:
             catch = (overall.catch.successes, overall.catch.n)
         review = [
             seconds / 3600.0
-            for seconds in study.items.filter(decided_at__isnull=False).values_list(
-                "seconds_spent", flat=True
-            )
+            for seconds in study.items.filter(
+                decided_at__isnull=False, source_output__run=run, defects=[]
+            ).values_list("seconds_spent", flat=True)
         ]
         if review:
             observed["t_review"] = review
+            labels["t_review"] = (
+                f"oversight study {study.name} (seeded-defect review, another activity than "
+                "production review): unaltered copies of this σ's outputs"
+            )
     generation = [
         seconds / 3600.0
         for seconds in Output.objects.filter(run=run, generation_seconds__isnull=False).values_list(
@@ -497,6 +507,8 @@ def value_for(
         "hallucination": hallucination,
         "catch": catch,
         "observed_times": observed,
+        "graded_outputs": graded_outputs,
+        "time_sources": labels,
     }
     try:
         currency = value_currency(charter_inputs)

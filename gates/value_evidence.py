@@ -11,6 +11,11 @@ samples of a time replace the charter's number or range for that time.
 
 A value claim is labelled "observed" only when the charter's measurement mode is "observed"
 and the manual time comes from observed samples (SPEC §4 net_time_reduction, §6.3).
+
+Every input's source is labelled with one of :data:`SOURCE_KINDS`: "observed" (this σ's own
+evidence: graded counts, recorded times), "oversight study" (a time measured in another
+activity, the seeded-defect review, SPEC §6.3), "charter range" (a triangular range),
+"given" (a number or samples the charter states) or "not given".
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import difflib
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from enterpriseval.currencies import currency_problem
@@ -26,6 +31,14 @@ from enterpriseval.values import finite_number
 from gates.value_model import ProportionInput, TimeInput, ValueInputs
 
 MEASUREMENT_MODES: tuple[str, ...] = ("estimated", "observed")
+#: How an input's source is labelled on the decision page and scorecard (SPEC §6.3).
+SOURCE_KINDS: tuple[str, ...] = (
+    "observed",
+    "oversight study",
+    "charter range",
+    "given",
+    "not given",
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +117,7 @@ FROM_EVIDENCE: dict[str, str] = {
     "hallucination": "the graded hallucination counts (hallucinated sentences, sentences)",
     "catch": "the seeded-defect oversight study (caught, seeded)",
     "baseline_observed": "measurement_mode and whether t_manual was observed as samples",
+    "sentences_per_output": "the graded sentences per graded output (s̄, π_err per task)",
 }
 _TIME_FORMS = "hours per task: a non-negative number, {low, mode, high} or {samples: [...]}"
 _RANGE_KEYS = ("low", "mode", "high")
@@ -123,10 +137,16 @@ class ValueProvenance:
     overridden: tuple[str, ...]
     baseline_observed: bool
     baseline: str
+    #: The label of each source, one of :data:`SOURCE_KINDS`, keyed like ``sources``.
+    kinds: dict[str, str] = field(default_factory=dict)
+    #: How π_err per task is computed, in words, or "" without hallucination counts.
+    pi_err: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the provenance as a JSON-ready dict."""
         return {
+            "kinds": dict(self.kinds),
+            "pi_err": self.pi_err,
             "sources": dict(self.sources),
             "overridden": list(self.overridden),
             "baseline_observed": self.baseline_observed,
@@ -141,6 +161,8 @@ def value_inputs_from_charter(
     hallucination: tuple[int, int] | None = None,
     catch: tuple[int, int] | None = None,
     observed_times: Mapping[str, Sequence[float]] | None = None,
+    graded_outputs: int | None = None,
+    time_sources: Mapping[str, str] | None = None,
 ) -> ValueInputs:
     """Return the value model's inputs from a charter's ``value_inputs`` and the evidence.
 
@@ -161,6 +183,13 @@ def value_inputs_from_charter(
     observed_times : mapping of str to sequence of float, optional
         Observed hours per task for "t_manual", "t_gen" or "t_review"; they replace the
         charter's number or range for that time.
+    graded_outputs : int, optional
+        The outputs the hallucination counts were graded on; s̄ = sentences / outputs makes
+        π_err per task (SPEC §6.3). Required with ``hallucination``.
+    time_sources : mapping of str to str, optional
+        Where an observed time was measured when not on σ's own outputs in production:
+        ``{"t_review": "oversight study <name>: …"}`` labels it "oversight study" (a time
+        from another activity, SPEC §6.3) with that phrase.
 
     Returns
     -------
@@ -182,6 +211,8 @@ def value_inputs_from_charter(
         hallucination=hallucination,
         catch=catch,
         observed_times=observed_times,
+        graded_outputs=graded_outputs,
+        time_sources=time_sources,
     )
     return inputs
 
@@ -193,6 +224,8 @@ def value_provenance(
     hallucination: tuple[int, int] | None = None,
     catch: tuple[int, int] | None = None,
     observed_times: Mapping[str, Sequence[float]] | None = None,
+    graded_outputs: int | None = None,
+    time_sources: Mapping[str, str] | None = None,
 ) -> ValueProvenance:
     """Return where each input of :func:`value_inputs_from_charter` comes from.
 
@@ -204,6 +237,8 @@ def value_provenance(
         hallucination=hallucination,
         catch=catch,
         observed_times=observed_times,
+        graded_outputs=graded_outputs,
+        time_sources=time_sources,
     )
     return provenance
 
@@ -215,6 +250,8 @@ def _assemble(
     hallucination: tuple[int, int] | None,
     catch: tuple[int, int] | None,
     observed_times: Mapping[str, Sequence[float]] | None,
+    graded_outputs: int | None,
+    time_sources: Mapping[str, str] | None,
 ) -> tuple[ValueInputs, ValueProvenance]:
     if measurement_mode not in MEASUREMENT_MODES:
         raise ValueError(
@@ -227,20 +264,30 @@ def _assemble(
     _check_keys(value_inputs)
     observed = _observed_times(observed_times)
     _check_required(value_inputs, observed)
+    labels = dict(time_sources or {})
+    for name in labels:
+        if name not in observed:
+            raise ValueError(f"time_sources.{name}: labels a time that has no observed samples")
     sources: dict[str, str] = {}
+    kinds: dict[str, str] = {}
     times: dict[str, TimeInput] = {}
     overridden: list[str] = []
     for name in TIME_KEYS:
         given = None if name not in value_inputs else _charter_time(name, value_inputs[name])
         if name in observed:
             times[name] = observed[name]
-            sources[name] = f"observed: {_count_samples(observed[name])}"
+            kinds[name] = "oversight study" if name in labels else "observed"
+            where = labels.get(name, "observed")
+            sources[name] = (
+                f"{where}: {_count_samples(observed[name])}, mean {_hours(observed[name])}"
+            )
             if given is not None:
                 overridden.append(name)
                 sources[name] += f" (overrides the {_describe_time(given)})"
         else:
             assert given is not None  # _check_required
             times[name] = given
+            kinds[name] = "charter range" if given.kind == "triangular" else "given"
             sources[name] = _describe_time(given)
     amounts: dict[str, float] = {}
     code = value_inputs.get(CURRENCY_KEY)
@@ -251,9 +298,11 @@ def _assemble(
         if name in value_inputs:
             amounts[name] = _amount(name, value_inputs[name], key)
             sources[name] = f"charter: {amounts[name]:,g} {key.unit.replace('currency', money)}"
+            kinds[name] = "given"
         else:
             amounts[name] = 0.0
             sources[name] = "not given: 0"
+            kinds[name] = "not given"
     hr = _counts("hallucination", hallucination, ("hallucinated sentences", "sentences"))
     rho = _counts("catch", catch, ("caught defects", "seeded defects"))
     if amounts["loss_per_error"] > 0 and hr is None:
@@ -262,14 +311,29 @@ def _assemble(
             "hallucination counts (hallucination=(hallucinated sentences, sentences)); "
             "without them the error-loss term would silently be zero"
         )
+    s_bar = _sentences_per_output(hr, graded_outputs)
     sources["hallucination"] = (
-        "not given: HR = 0" if hr is None else f"graded counts {hr.successes}/{hr.n}"
+        "not given: HR = 0"
+        if hr is None
+        else f"graded counts {hr.successes}/{hr.n} sentences of σ's outputs"
     )
+    kinds["hallucination"] = "not given" if hr is None else "observed"
     sources["catch"] = (
         "not given: ρ_catch = 0, no credit for reviewers catching errors"
         if rho is None
-        else f"graded counts {rho.successes}/{rho.n}"
+        else f"seeded defects caught {rho.successes}/{rho.n}"
     )
+    kinds["catch"] = "not given" if rho is None else "oversight study"
+    pi_err_text = ""
+    if hr is not None and s_bar is not None:
+        sources["sentences_per_output"] = (
+            f"observed: {hr.n} sentences over {graded_outputs} graded outputs, s̄ = {s_bar:.4g}"
+        )
+        kinds["sentences_per_output"] = "observed"
+        pi_err_text = (
+            "π_err per task = 1 − (1 − HR·(1 − ρ_catch))^s̄, HR per sentence and s̄ = "
+            f"{s_bar:.4g} sentences per graded output (SPEC §6.3)"
+        )
     manual_observed = times["t_manual"].kind == "observed"
     baseline_observed = measurement_mode == "observed" and manual_observed
     inputs = ValueInputs(
@@ -287,12 +351,15 @@ def _assemble(
         hallucination=hr,
         catch=rho,
         baseline_observed=baseline_observed,
+        sentences_per_output=s_bar,
     )
     provenance = ValueProvenance(
         sources=sources,
         overridden=tuple(overridden),
         baseline_observed=baseline_observed,
         baseline=_describe_baseline(measurement_mode, manual_observed),
+        kinds=kinds,
+        pi_err=pi_err_text,
     )
     return inputs, provenance
 
@@ -436,6 +503,31 @@ def _counts(name: str, raw: Any, units: tuple[str, str]) -> ProportionInput | No
     if k > n:
         raise ValueError(f"{name}: {k} {units[0]} exceed the {n} {units[1]}")
     return ProportionInput(successes=int(k), n=int(n))
+
+
+def _sentences_per_output(hr: ProportionInput | None, graded_outputs: Any) -> float | None:
+    if hr is None:
+        if graded_outputs is not None:
+            raise ValueError("graded_outputs: given without the hallucination counts it divides")
+        return None
+    if graded_outputs is None:
+        raise ValueError(
+            "graded_outputs: required with the hallucination counts; π_err is per task, so "
+            "the sentences per graded output s̄ are needed (SPEC §6.3)"
+        )
+    if (
+        isinstance(graded_outputs, bool)
+        or not isinstance(graded_outputs, numbers.Integral)
+        or graded_outputs < 1
+    ):
+        raise ValueError(
+            f"graded_outputs: expected a positive whole number of outputs, got {graded_outputs!r}"
+        )
+    return hr.n / int(graded_outputs)
+
+
+def _hours(time: TimeInput) -> str:
+    return f"{time.point():.3g} h"
 
 
 def _describe_time(time: TimeInput) -> str:

@@ -3,9 +3,14 @@
 Pure computation: numpy only, no Django import.
 
 V_annual = N·c_h·Δt̄ + V_quality + V_avoided − N·c_infer − C_integr − N·c_h·t̄_review
-           − C_rework − N·π_err·ℓ_err,   π_err = HR·(1 − ρ_catch),   Δt̄ = t̄_manual − t̄_gen
+           − C_rework − N·π_err·ℓ_err,   Δt̄ = t̄_manual − t̄_gen
 
-with N tasks per year, c_h the hourly cost and times in hours per task.
+with N tasks per year, c_h the hourly cost and times in hours per task. π_err is the chance
+that a task's output carries at least one error past review, per task like N (SPEC §6.3):
+π_err = 1 − (1 − HR·(1 − ρ_catch))^s̄ with HR per sentence and s̄ the sentences per output
+(HR's denominator per graded output, so HR·s̄ is the unsupported assertive sentences per
+output). Multiplying the per-sentence HR·(1 − ρ_catch) by tasks instead understates the loss
+about s̄-fold.
 
 Uncertain inputs and how the Monte Carlo draws them:
 
@@ -19,6 +24,10 @@ Uncertain inputs and how the Monte Carlo draws them:
 
 Without a hallucination count the error-loss term needs ``loss_per_error == 0``; without a
 catch count ρ_catch = 0, i.e. no credit for reviewers catching errors.
+
+The point value is the median of the Monte Carlo draws (SPEC §6.3), so it sits at the 50th
+percentile of its own distribution; the value at the inputs' central values (sample means,
+modes, k/n) is reported beside it as ``central``, with the terms at those values.
 """
 
 from __future__ import annotations
@@ -31,6 +40,11 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
+
+#: SPEC §6.3: the point value is the Monte Carlo median.
+POINT_RULE = "median of the Monte Carlo draws"
+#: What the point of a record made before the median was.
+CENTRAL_POINT_RULE = "value at the inputs' central values"
 
 # Cap on the bootstrap index matrix (rows × samples) held in memory at once.
 _BOOTSTRAP_CELLS = 4_000_000
@@ -156,6 +170,8 @@ class ValueInputs:
     hallucination: ProportionInput | None = None
     catch: ProportionInput | None = None
     baseline_observed: bool = False
+    #: s̄, sentences per output (HR's denominator per graded output): π_err per task.
+    sentences_per_output: float | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -181,11 +197,23 @@ class ValueInputs:
                 "hallucination: graded counts are required when loss_per_error > 0, "
                 "otherwise the error-loss term would silently be zero"
             )
+        if self.sentences_per_output is not None:
+            _check_non_negative(self.sentences_per_output, "sentences_per_output")
+        elif self.loss_per_error > 0:
+            raise ValueError(
+                "sentences_per_output: required when loss_per_error > 0; π_err is per task "
+                "(1 − (1 − HR·(1 − ρ_catch))^s̄ with s̄ sentences per output), HR per sentence"
+            )
 
 
 @dataclass(frozen=True)
 class ValueEstimate:
-    """The point value, its Monte Carlo percentile interval and the signed point components."""
+    """The point value (Monte Carlo median), its percentile interval and the central terms.
+
+    ``central`` is V_annual at the inputs' central values and ``components`` its signed
+    terms; the point is the median of the draws, which differs from ``central`` when an
+    input's distribution is skewed (a triangular range, a Beta posterior).
+    """
 
     point: float
     lo: float
@@ -197,6 +225,12 @@ class ValueEstimate:
     components: dict[str, float]
     #: ISO 4217 code of every amount (the charter's ``value_inputs.currency``); "" if unnamed.
     currency: str = ""
+    central: float | None = None
+    #: π_err per task at the central inputs (None without hallucination counts).
+    pi_err: float | None = None
+
+    #: How the point was taken; records made before SPEC §6.3's median say otherwise.
+    point_rule: str = POINT_RULE
 
     def amount(self, value: float) -> str:
         """Return ``value`` as a whole amount with its currency code: ``GBP 1,234,567``."""
@@ -215,11 +249,14 @@ class ValueEstimate:
             "seed": self.seed,
             "label": self.label,
             "components": dict(self.components),
+            "central": self.central,
+            "pi_err": self.pi_err,
+            "point_rule": self.point_rule,
         }
 
 
 def value_components(inputs: ValueInputs) -> dict[str, float]:
-    """Return the signed point value of each term of V_annual (SPEC §6.3; seed 003 Eq. 10).
+    """Return each signed term of V_annual at the inputs' central values (SPEC §6.3; Eq. 10).
 
     Keys, in order: time_saved, quality_value, avoided_value, inference_cost,
     integration_cost, review_cost, rework_cost, error_loss; costs are negative.
@@ -229,7 +266,10 @@ def value_components(inputs: ValueInputs) -> dict[str, float]:
 
 
 def value_point(inputs: ValueInputs) -> float:
-    """Return the point value of V_annual (SPEC §6.3; seed 003 Eq. 10)."""
+    """Return V_annual at the inputs' central values: sample means, modes and k/n.
+
+    Not the reported point, which is the Monte Carlo median (:func:`value_estimate`).
+    """
     terms = _terms(inputs, **{name: np.array([x]) for name, x in _point_inputs(inputs).items()})
     return float(_total(terms)[0])
 
@@ -254,10 +294,18 @@ def value_draws(inputs: ValueInputs, *, draws: int = 10_000, seed: int = 0) -> N
     return np.broadcast_to(_total(_terms(inputs, **sampled)), (draws,)).astype(np.float64)
 
 
+def pi_err(inputs: ValueInputs) -> float | None:
+    """Return π_err per task at the central inputs, or ``None`` without hallucination counts."""
+    if inputs.hallucination is None:
+        return None
+    point = _point_inputs(inputs)
+    return float(_pi_err(inputs, np.array([point["hr"]]), np.array([point["rho"]]))[0])
+
+
 def value_estimate(
     inputs: ValueInputs, *, draws: int = 10_000, level: float = 0.90, seed: int = 0
 ) -> ValueEstimate:
-    """Return V_annual with a Monte Carlo percentile interval (SPEC §6.3; seed 003 Eq. 10).
+    """Return V_annual: the Monte Carlo median and percentile interval (SPEC §6.3; Eq. 10).
 
     Parameters
     ----------
@@ -278,19 +326,23 @@ def value_estimate(
 
     Notes
     -----
-    The interval is the ((1 − level)/2, (1 + level)/2) percentiles of the draws. With every
-    input fixed it collapses to the point. Because HR and ρ_catch are drawn from their
-    uniform-prior posteriors while the point uses k/n, the point can lie at or beyond the
-    edge of the interval when k = 0 or k = n.
+    The point is the median of the draws and the interval their ((1 − level)/2,
+    (1 + level)/2) percentiles (SPEC §6.3), so the point always lies inside the interval.
+    With every input fixed all three equal the central value.
     """
     if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise ValueError(f"level: expected a number in the open interval (0, 1), got {level!r}")
     values = value_draws(inputs, draws=draws, seed=seed)
     tail = (1.0 - float(level)) / 2.0
-    lo, hi = np.quantile(values, [tail, 1.0 - tail])  # SPEC §6.3: percentile interval
+    # SPEC §6.3: the point is the Monte Carlo median, the interval the percentile interval
+    lo, point, hi = np.quantile(values, [tail, 0.5, 1.0 - tail])
     observed = inputs.baseline_observed and inputs.t_manual.kind == "observed"
+    central = value_point(inputs)
+    if np.ptp(values) == 0:
+        # every input fixed: report the central value exactly, free of quantile rounding
+        lo = point = hi = central
     return ValueEstimate(
-        point=value_point(inputs),
+        point=float(point),
         lo=float(lo),
         hi=float(hi),
         level=float(level),
@@ -298,6 +350,8 @@ def value_estimate(
         seed=int(seed),
         label="observed" if observed else "estimated",
         components=value_components(inputs),
+        central=central,
+        pi_err=pi_err(inputs),
     )
 
 
@@ -322,7 +376,7 @@ def _terms(
 ) -> dict[str, NDArray[np.float64]]:
     n_tasks = float(inputs.tasks_per_year)
     c_h = float(inputs.hourly_cost)
-    pi_err = hr * (1.0 - rho)  # SPEC §6.3; seed 003 Eq. 10: π_err ≈ HR·(1 − ρ_catch)
+    pi_err = _pi_err(inputs, hr, rho)
     # SPEC §6.3; seed 003 Eq. 10, term by term with its sign
     return {
         "time_saved": n_tasks * c_h * (t_manual - t_gen),  # N·c_h·Δt̄
@@ -334,6 +388,17 @@ def _terms(
         "rework_cost": np.asarray(-float(inputs.rework_cost)),  # −C_rework
         "error_loss": -n_tasks * pi_err * float(inputs.loss_per_error),  # −N·π_err·ℓ_err
     }
+
+
+def _pi_err(
+    inputs: ValueInputs, hr: NDArray[np.float64], rho: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    per_sentence = hr * (1.0 - rho)  # seed 003 Eq. 10: HR·(1 − ρ_catch), per sentence
+    if inputs.sentences_per_output is None:
+        return np.zeros_like(per_sentence)  # no error loss to weigh (loss_per_error = 0)
+    s_bar = float(inputs.sentences_per_output)
+    # SPEC §6.3: π_err per task = 1 − (1 − HR·(1 − ρ_catch))^s̄, as −expm1(s̄·log1p(−p))
+    return -np.expm1(s_bar * np.log1p(-per_sentence))
 
 
 def _total(terms: dict[str, NDArray[np.float64]]) -> NDArray[np.float64]:

@@ -256,6 +256,30 @@ def _human_scores(labels: Mapping[str, str]) -> dict[str, float]:
     return scores
 
 
+@dataclass(frozen=True)
+class GradedOutputs:
+    """How many of a run's outputs a session graded completely, sampled, and could sample."""
+
+    complete: int
+    sampled: int
+    population: int
+
+
+def graded_outputs(*, session: GradingSession, run: Run) -> GradedOutputs:
+    """Return the run's outputs graded completely by ``session``, sampled by it, and in all.
+
+    Complete: every assignment submitted and every disagreement adjudicated, as the
+    estimators count them; a sampled output short of that is not "graded". The population
+    is the run's succeeded outputs on its split. Four queries.
+    """
+    outputs = Output.objects.filter(
+        run=run, status=OutputStatus.SUCCEEDED, task__split=run.split
+    ).values_list("pk", flat=True)
+    index = {pk: i for i, pk in enumerate(outputs)}
+    labels, pending = _final_labels(session, run, index)
+    return GradedOutputs(complete=len(labels), sampled=len(labels) + pending, population=len(index))
+
+
 def _final_labels(
     session: GradingSession, run: Run, index: Mapping[int, int]
 ) -> tuple[dict[int, dict[str, dict[str, str]]], int, set[str]]:

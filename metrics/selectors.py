@@ -119,11 +119,12 @@ def charter_estimates(
         elif metric_id == "net_time_reduction" and oversight_study is not None:
             estimate = _time_reduction(charter, run, oversight_study, confidence, planned)
         elif metric_id == "review_burden" and oversight_study is not None:
+            # this σ's own outputs only: a study may queue several σ (SPEC §6.3)
             minutes = [
                 seconds / SECONDS_PER_MINUTE
-                for seconds in oversight_study.items.filter(decided_at__isnull=False).values_list(
-                    "seconds_spent", flat=True
-                )
+                for seconds in oversight_study.items.filter(
+                    decided_at__isnull=False, source_output__run=run
+                ).values_list("seconds_spent", flat=True)
             ]
             estimate = review_burden_estimate(minutes, confidence=confidence, planned_n=planned)
         else:
@@ -141,13 +142,25 @@ def _time_reduction(
 ) -> MetricEstimate:
     """Δeff from the recorded review and generation times of this run's reviewed outputs.
 
-    The manual time is the charter's (its ``t_manual`` mode or value, hours per task), so
-    the record is labelled with the charter's measurement mode: an estimated baseline stays
-    "estimated" and may not feed a value claim (SPEC §4, §6.3).
+    The manual time is the charter's ``t_manual`` (hours per task), and the interval carries
+    its uncertainty: a range ``{low, mode, high}`` is drawn triangular in each resample
+    (point: the mode), observed ``{samples}`` are resampled apart from the AI times, and a
+    single number is taken as exact (a note says so). The record is labelled with the
+    charter's measurement mode: an estimated baseline stays "estimated" and may not feed a
+    value claim (SPEC §4, §6.3).
     """
-    manual = (charter.value_inputs or {}).get("t_manual")
-    if isinstance(manual, dict):
-        manual = manual.get("mode")
+    given = (charter.value_inputs or {}).get("t_manual")
+    manual_range = None
+    samples: list[float] | None = None
+    manual: object = given
+    if isinstance(given, dict) and "samples" in given:
+        samples = [float(x) for x in given["samples"] if isinstance(x, int | float)]
+        manual = sum(samples) / len(samples) if samples else None
+    elif isinstance(given, dict):
+        manual = given.get("mode")
+        parts = (given.get("low"), manual, given.get("high"))
+        if all(isinstance(part, int | float) for part in parts):
+            manual_range = tuple(float(part) for part in parts)  # type: ignore[arg-type]
     if not isinstance(manual, int | float) or manual <= 0:
         return _missing(
             "net_time_reduction", confidence, "A", "the charter gives no manual time (t_manual)"
@@ -165,16 +178,42 @@ def _time_reduction(
             "no reviewed output of this run with recorded review and generation times",
         )
     baseline = "observed" if charter.measurement_mode == "observed" else "estimated"
-    # The charter's manual time applies to each reviewed task, so the tasks are paired and
-    # the interval reflects the spread of the recorded times only.
-    return net_time_reduction_estimate(
+    review_hours = [review / 3600.0 for review, _generation in reviewed]
+    generation_hours = [generation / 3600.0 for _review, generation in reviewed]
+    if samples:
+        return net_time_reduction_estimate(
+            samples,
+            review_hours,
+            generation_hours,
+            baseline=baseline,
+            confidence=confidence,
+            planned_n=planned,
+            paired=False,
+        )
+    estimate = net_time_reduction_estimate(
         [float(manual)] * len(reviewed),
-        [review / 3600.0 for review, _generation in reviewed],
-        [generation / 3600.0 for _review, generation in reviewed],
+        review_hours,
+        generation_hours,
         baseline=baseline,
         confidence=confidence,
         planned_n=planned,
+        manual_range=manual_range,
     )
+    if manual_range is None:
+        # one number: the paired bootstrap's manual column is constant, so nothing of the
+        # baseline's uncertainty is in the interval; say so instead of the spread note
+        notes = tuple(
+            note for note in estimate.notes if not note.startswith("baseline uncertainty")
+        )
+        estimate = replace(
+            estimate,
+            notes=(
+                *notes,
+                f"baseline taken as exact: the charter gives one manual time ({manual:g} h), "
+                "so the interval carries the recorded times' spread only",
+            ),
+        )
+    return estimate
 
 
 def _metric_kappas(

@@ -27,6 +27,7 @@ ones treated as a random sample of them, with no finite-population correction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -645,6 +646,7 @@ def net_time_reduction_estimate(
     confidence: float,
     planned_n: int | None = None,
     paired: bool = True,
+    manual_range: tuple[float, float, float] | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> MetricEstimate:
@@ -670,6 +672,12 @@ def net_time_reduction_estimate(
         True (default) when ``manual_times[i]`` and the AI times of index i are the same
         task: tasks are resampled with both their times. False for separate samples,
         resampled independently.
+    manual_range : (low, mode, high), optional
+        An estimated baseline given as a range (hours, as the charter's ``t_manual``): the
+        manual mean is then uncertain, so each resample draws it from the triangular
+        distribution on the range (point: the mode) instead of from ``manual_times``, and
+        the interval carries the baseline's uncertainty (SPEC §4). ``manual_times`` must
+        then be the mode for each AI-assisted task.
     n_resamples : int, optional
         Bootstrap resamples. Default 10,000.
     seed : int, optional
@@ -737,14 +745,47 @@ def net_time_reduction_estimate(
     if min(manual.size, review.size) < 2:
         return basis.value(point, None, None, reason=_ONE_TASK, notes=notes)
     rng = np.random.default_rng(seed)
-    if paired:
+    if manual_range is not None:
+        low, mode, high = _manual_range(manual_range, manual)
+        ai_means = _bootstrap_means(ai[:, None], n_resamples, rng)[:, 0]
+        # the charter's range is uncertainty about the mean manual time: one draw per resample
+        manual_means = (
+            rng.triangular(low, mode, high, size=n_resamples)
+            if low < high
+            else (np.full(n_resamples, mode))
+        )
+        notes.append(
+            f"baseline uncertainty carried: the charter's range {low:g}–{high:g} h (mode "
+            f"{mode:g}), drawn triangular in each resample"
+        )
+    elif paired:
         means = _bootstrap_means(np.column_stack([manual, ai]), n_resamples, rng)
         manual_means, ai_means = means[:, 0], means[:, 1]
+        notes.append("baseline uncertainty carried: the observed spread of the paired times")
     else:
         manual_means = _bootstrap_means(manual[:, None], n_resamples, rng)[:, 0]
         ai_means = _bootstrap_means(ai[:, None], n_resamples, rng)[:, 0]
+        notes.append(
+            f"baseline uncertainty carried: the observed spread of {manual.size} manual times"
+        )
     lo, hi = _percentile_interval(1.0 - ai_means / manual_means, basis.alpha)
     return basis.value(point, lo, hi, notes=notes)
+
+
+def _manual_range(
+    manual_range: tuple[float, float, float], manual: FloatArray
+) -> tuple[float, float, float]:
+    """Return a checked (low, mode, high) baseline range, or raise naming ``manual_range``."""
+    if len(manual_range) != 3:
+        raise ValueError(f"manual_range must be (low, mode, high), got {manual_range!r}")
+    low, mode, high = (float(part) for part in manual_range)
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= mode <= high):
+        raise ValueError(
+            f"manual_range must be positive hours with low ≤ mode ≤ high, got {manual_range!r}"
+        )
+    if not np.allclose(manual, mode):
+        raise ValueError("manual_times must be the range's mode for each task with manual_range")
+    return low, mode, high
 
 
 def net_time_reduction_like_for_like(

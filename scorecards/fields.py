@@ -31,7 +31,7 @@ TABLE_11: tuple[tuple[str, str], ...] = (
     ("oversight", "Oversight: ρ_catch, FAR, intervention rate, review burden"),
     ("sample_sizes", "Sample sizes (units, documents, tasks); under-sampled flags"),
     ("gate", "Gate decision and binding metric b"),
-    ("efficacy", "EI and EI_G with weight-sensitivity band"),
+    ("efficacy", "EI and EI_G with weight-sensitivity range"),
     ("value", "Value-model inputs (N, c_h, ℓ_err, ρ_catch) and V_annual interval"),
     ("failure_modes", "Observed failure modes; conditions of use; compensating controls"),
     ("deviations", "Deviations from the charter"),

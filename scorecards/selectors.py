@@ -35,9 +35,11 @@ from enterpriseval.plotting import svg_data_uri
 from enterpriseval.values import number_text
 from gates.amounts import metric_currency
 from gates.models import Decision
-from gates.selectors import Plot, decision_plots_of, value_estimate_from_dict
+from gates.selectors import Plot, decision_plots_of, interval_note, value_estimate_from_dict
+from gates.value_model import POINT_RULE
 from grading.rubric import RUBRIC_VERSION
 from metrics.estimate import MetricEstimate
+from metrics.evidence import graded_outputs
 from metrics.selectors import reliability_estimates
 from scorecards.artefacts import ARTEFACT_KINDS, ArtefactRef
 from scorecards.fields import TABLE_11, MissingField, missing_fields
@@ -69,6 +71,7 @@ VALUE_INPUTS = (
     ("ℓ_err", "loss_per_error", "loss per error that reaches production"),
     ("ρ_catch", "catch", "reviewer catch rate"),
     ("HR", "hallucination", "hallucination rate"),
+    ("s̄", "sentences_per_output", "sentences per output (π_err per task)"),
     ("t̄_manual", "t_manual", "manual hours per task"),
     ("t̄_gen", "t_gen", "generation hours per task"),
     ("t̄_review", "t_review", "review hours per task"),
@@ -238,6 +241,7 @@ def assemble_content(
             "mode": gate["mode"],
             "reasons": list(gate.get("reasons") or []),
             "recommendations": [rec["message"] for rec in gate.get("recommendations") or []],
+            "family_wise": family_wise_statement(charter.confidence),
         },
         "efficacy": _efficacy(gate),
         "value": _value(record.get("value"), charter.value_inputs or {}),
@@ -262,6 +266,28 @@ def assemble_content(
     content["sign_off"] = dict(signed_off) if signed_off is not None else None
     content["missing"] = [m.to_dict() for m in missing_fields(content)]
     return canonical_value(content)
+
+
+def family_wise_statement(confidence: float) -> str:
+    """Return the scorecard's family-wise reading of the gate (SPEC §5.3).
+
+    The conjunctive gate reads Scale only when every gated metric's conservative bound
+    clears θin, so it is an intersection–union test (Berger 1982): a wrong Scale needs the
+    true value of at least one metric short of θin while its bound clears it, and the chance
+    of that is at most the largest per-metric unsafe-side error, α/2 — no multiplicity
+    correction is needed for the gate. The per-metric intervals are not simultaneous.
+    """
+    side = (1.0 - float(confidence)) / 2.0
+    return (
+        "Family-wise reading: the conjunctive gate is an intersection–union test — it reads "
+        "Scale only when every gated metric's conservative bound clears θin, so the chance of "
+        "a wrong Scale is at most the largest per-metric unsafe-side error, "
+        f"{number_text(100 * side, 3)} % for the {number_text(100 * float(confidence), 3)} % "
+        "intervals here, not their sum. The per-metric intervals displayed are not "
+        "simultaneous: the chance that all of them cover their true values at once is lower "
+        f"than {number_text(100 * float(confidence), 3)} %, so they must not be read jointly "
+        "as a confidence region."
+    )
 
 
 def _efficacy(gate: Mapping[str, Any]) -> dict[str, Any]:
@@ -424,6 +450,7 @@ def _informational(
                 "label": _label(names, metric_id),
                 "why_not_gated": reasons.get(metric_id, "reported only"),
                 **_estimate_summary(estimate),
+                "interval_note": interval_note(estimate),
                 "currency": metric_currency(metric_id) or None,
             }
         )
@@ -515,11 +542,14 @@ def _sample_sizes(decision: Decision, estimates: Mapping[str, Mapping[str, Any]]
     run = decision.run
     tasks = run.outputs.filter(task__split=run.split).values("task_id").distinct().count()
     session = decision.session
+    # Outputs of this σ graded completely, never the session's sample across every σ
+    graded = graded_outputs(session=session, run=run) if session is not None else None
     return {
         "tasks": tasks,
         "outputs": run.outputs.filter(task__split=run.split).count(),
-        "graded_documents": session.sample_size if session is not None else 0,
-        "population": session.population_size if session is not None else None,
+        "graded_documents": graded.complete if graded is not None else 0,
+        "sampled_documents": graded.sampled if graded is not None else 0,
+        "population": graded.population if graded is not None else None,
         "units": [
             {
                 "id": metric_id,
@@ -553,18 +583,28 @@ def _value(stored: Mapping[str, Any] | None, charter_inputs: Mapping[str, Any]) 
             "unavailable": (stored or {}).get("unavailable") or "no value estimate was recorded",
         }
     sources = provenance.get("sources", {})
+    kinds = provenance.get("kinds") or {}
     return {
         "currency": estimate.currency or currency,  # ISO 4217 code of every amount
         "inputs": inputs,
         "table": [
-            {"symbol": symbol, "name": name, "label": label, "source": sources[name]}
+            {
+                "symbol": symbol,
+                "name": name,
+                "label": label,
+                "source": sources[name],
+                "kind": kinds.get(name, ""),
+            }
             for symbol, name, label in VALUE_INPUTS
             if name in sources
         ],
         "sources": sources,
         "baseline_note": provenance.get("baseline", ""),
+        "pi_err": provenance.get("pi_err", ""),
         "v_annual": {
             "point": estimate.point,
+            "point_rule": estimate.point_rule,
+            "central": estimate.central,
             "lo": estimate.lo,
             "hi": estimate.hi,
             "level": estimate.level,
@@ -905,8 +945,10 @@ def must_know(content: Mapping[str, Any]) -> list[str]:
     if value is not None:
         code = content["value"].get("currency") or ""
         money = f"{code} " if code else ""
+        median = " (Monte Carlo median)" if value.get("point_rule") == POINT_RULE else ""
         third = (
-            f"V_annual is {money}{value['point']:,.0f} per year with a {value['level']:.0%} "
+            f"V_annual is {money}{value['point']:,.0f} per year{median} with a "
+            f"{value['level']:.0%} "
             f"interval [{money}{value['lo']:,.0f}, {money}{value['hi']:,.0f}], {value['label']}"
             + (" (the time baseline was not observed)." if value["label"] == "estimated" else ".")
         )

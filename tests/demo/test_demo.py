@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from pypdf import PdfReader
+from rederive_decisions import assert_decision_rederived
 
 from audit.models import AuditEntry
 from audit.selectors import audit_verify
@@ -161,6 +162,21 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         assert decision.record["value"]["label"] == "estimated"
         assert decision.record["value"]["currency"] == "GBP"
         assert f"value V_annual GBP {decision.record['value']['point']:,.0f} per year" in section
+    # Issue 16's acceptance: each decision re-derived independently (statsmodels and scipy)
+    # from the session's final labels as `grades_export --final --provenance` writes them.
+    export = tmp_path.parent / "final-grades.jsonl"
+    call_command(
+        "grades_export",
+        use_case=use_case.key,
+        session=session.public_id,
+        final=True,
+        provenance=True,
+        output=str(export),
+        stdout=StringIO(),
+    )
+    for decision in decisions:
+        rederived = assert_decision_rederived(decision, export)
+        assert len(rederived) == 6
     # Gemini's cost per successful task, from the outputs file: small, in US dollars (the
     # runs' recorded costs), printed with three significant digits on the scorecard PDF.
     rows = [json.loads(line) for line in (EXAMPLE / "outputs-gemini-2-5.jsonl").open()]

@@ -47,6 +47,15 @@ def test_it_records_a_decision_and_prints_the_gate(decidable):
     decision = Decision.objects.get()
     assert f"decision {decision.pk} of {world.use_case.key}" in printed
     assert decision.sha256 in printed and "hallucination_rate" in printed
+    # SPEC §6.3 on the command line too: the median, its interval, each source labelled
+    value = decision.record["value"]
+    assert (
+        f"value: V_annual GBP {value['point']:,.0f} per year (median of the Monte Carlo draws, "
+        f"10,000 draws, seed {value['seed']}); 90% interval GBP {value['lo']:,.0f} to "
+        f"GBP {value['hi']:,.0f}; estimated"
+    ) in printed
+    assert "  t_manual: [charter range] charter range 2–5 h, mode 3" in printed
+    assert "weight-sensitivity range:" in printed
 
 
 def test_json_is_the_decision_as_the_api_gives_it(decidable):

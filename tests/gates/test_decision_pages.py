@@ -21,6 +21,7 @@ from gates.decision_file import load_decision_file
 from gates.services import decision_record, gate_input_for
 from gates.value_model import TimeInput, ValueInputs, value_estimate
 from metrics.estimate import Interval, MetricEstimate
+from metrics.task_estimators import net_time_reduction_estimate
 
 IMG = re.compile(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
 
@@ -225,14 +226,24 @@ def test_a_recorded_value_estimate_is_shown_with_its_interval_and_plot(world):
         baseline_observed=True,
     )
     estimate = replace(value_estimate(inputs, draws=2_000, seed=7), currency="GBP")
-    decision = decide(world, value={**estimate.to_dict(), "provenance": {"sources": {}}})
+    provenance = {
+        "sources": {"t_manual": "observed: 4 samples, mean 3.08 h", "t_review": "charter range"},
+        "kinds": {"t_manual": "observed", "t_review": "charter range"},
+    }
+    decision = decide(world, value={**estimate.to_dict(), "provenance": provenance})
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
-    assert f"V_annual <strong>GBP {estimate.point:.0f}</strong>" in html
-    assert f"90% interval [GBP {estimate.lo:.0f}, GBP {estimate.hi:.0f}]" in html
+    # SPEC §6.3: the point is the Monte Carlo median, said so; thousands separated
+    assert f"V_annual <strong>GBP {estimate.point:,.0f}</strong>" in html
+    assert f"90% interval [GBP {estimate.lo:,.0f}, GBP {estimate.hi:,.0f}]" in html
+    assert "the point is the median of the Monte Carlo draws (2000 seeded Monte Carlo" in html
+    assert f"at the inputs' central values V_annual is GBP {estimate.central:,.0f}" in html
     assert '<span class="badge">observed</span>' in html
     assert "<th>GBP per year</th>" in html
     for amount in estimate.components.values():
-        assert f"<td>GBP {amount:.0f}</td>" in html or abs(amount) < 1
+        assert f"<td>GBP {amount:,.0f}</td>" in html or abs(amount) < 1
+    sources = html.split('id="value-sources"')[1].split("</table>")[0]
+    assert '<td class="mono">t_manual</td><td><span class="badge">observed</span></td>' in sources
+    assert '<td class="mono">t_review</td><td><span class="badge">charter range</span>' in sources
     value_plot = plots_of(html)[-1]
     assert "V_annual (observed)" in value_plot
     assert f"GBP {estimate.point:,.0f}" in value_plot and "GBP per year" in value_plot
@@ -469,7 +480,9 @@ def test_a_value_below_break_even_is_drawn_with_its_interval(world):
     }
     decision = decide(world, value=value)
     html = browser(world.owner).get(detail_url(world, decision)).content.decode()
-    assert "V_annual <strong>-12500</strong>" in html
+    assert "V_annual <strong>-12,500</strong>" in html
+    # a record made before SPEC §6.3's median has no point rule; the page says so, not "median"
+    assert "the point is the value at the inputs&#x27; central values (10000" in html
     assert "Estimated, not observed" in html
     assert "V_annual (estimated): point -12,500" in plots_of(html)[-1]
 
@@ -499,3 +512,58 @@ def test_an_undetermined_decision_for_missing_intensity_evidence_says_what_is_mi
     why = html[html.index("Why the decision is Undetermined") : html.index("<h2>Efficacy Index")]
     assert f"Decision Undetermined: evidence is missing (SPEC §6.4): {gap}" in why
     assert "No evidence hashes were recorded." in html
+
+
+def test_the_ei_band_reads_as_a_weight_sensitivity_range_on_both_pages_never_as_a_ci(world):
+    gemini = decide(world, "gemini-2.5")
+    llama = decide(world, "llama-4")
+    detail = browser(world.owner).get(detail_url(world, gemini)).content.decode()
+    compare = browser(world.owner).get(compare_url(world, gemini.pk, llama.pk)).content.decode()
+    for decision, html in ((gemini, detail), (gemini, compare), (llama, compare)):
+        low, high = decision.ei_band_lo, decision.ei_band_hi
+        # SPEC §6.2: "low to high", named, with what it is; never "[low, high]" like a CI
+        assert f"{low:.2f} to {high:.2f}" in html
+        assert f"[{low:.2f}, {high:.2f}]" not in html
+    for html in (detail, compare):
+        assert "Weight-sensitivity range" in html or "weight-sensitivity range" in html
+        assert "not a confidence interval" in html
+        assert "sensitivity band" not in html
+
+
+def test_the_delta_eff_interval_says_it_carries_the_charters_baseline_range(world):
+    reviewed = 8
+    delta_eff = net_time_reduction_estimate(
+        [3.0] * reviewed,
+        [0.05] * reviewed,
+        [0.01] * reviewed,
+        baseline="estimated",
+        confidence=0.95,
+        manual_range=(2.0, 3.0, 5.0),
+    )
+    decision = decide(world, estimates=[*load_example_estimates("gemini-2.5"), delta_eff])
+    html = browser(world.owner).get(detail_url(world, decision)).content.decode()
+    row = html.split('<span class="mono muted">net_time_reduction</span>')[1].split("</tr>")[0]
+    # SPEC §4 / issue 16: an estimated 3 h baseline is not treated as exact, and the page says so
+    assert f"[{delta_eff.lo:.2f}, {delta_eff.hi:.2f}]" in row
+    assert "baseline uncertainty carried: the charter&#x27;s range 2–5 h (mode 3)" in row
+
+
+def test_the_comparison_prints_each_value_with_its_currency_and_point_rule(world):
+    inputs = ValueInputs(
+        tasks_per_year=2_600,
+        hourly_cost=95,
+        t_manual=TimeInput.triangular(2.0, 3.0, 5.0),
+        t_gen=TimeInput.fixed(0.05),
+        t_review=TimeInput.triangular(0.5, 1.0, 1.5),
+        inference_cost_per_task=0.4,
+    )
+    estimate = replace(value_estimate(inputs, draws=2_000, seed=7), currency="GBP")
+    gemini = decide(world, "gemini-2.5", value=estimate.to_dict())
+    llama = decide(world, "llama-4", value=estimate.to_dict())
+    html = browser(world.owner).get(compare_url(world, gemini.pk, llama.pk)).content.decode()
+    row = html.split("<tr><td>V_annual</td>")[1].split("</tr>")[0]
+    expected = (
+        f"GBP {estimate.point:,.0f} [GBP {estimate.lo:,.0f}, GBP {estimate.hi:,.0f}] "
+        "(estimated; point: median of the Monte Carlo draws)"
+    )
+    assert row.count(expected) == 2

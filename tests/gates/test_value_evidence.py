@@ -81,7 +81,7 @@ def test_the_provenance_says_where_each_credit_memo_input_came_from(
     credit_memo: dict[str, Any],
 ) -> None:
     provenance = value_provenance(
-        credit_memo, measurement_mode="estimated", hallucination=(13, 860)
+        credit_memo, measurement_mode="estimated", hallucination=(13, 860), graded_outputs=40
     )
 
     assert provenance.sources == {
@@ -96,9 +96,28 @@ def test_the_provenance_says_where_each_credit_memo_input_came_from(
         "quality_value": "not given: 0",
         "avoided_value": "not given: 0",
         "loss_per_error": "not given: 0",
-        "hallucination": "graded counts 13/860",
+        "hallucination": "graded counts 13/860 sentences of σ's outputs",
+        "sentences_per_output": "observed: 860 sentences over 40 graded outputs, s̄ = 21.5",
         "catch": "not given: ρ_catch = 0, no credit for reviewers catching errors",
     }
+    # SPEC §6.3: every input's source is labelled
+    assert provenance.kinds == {
+        "t_manual": "charter range",
+        "t_gen": "given",
+        "t_review": "charter range",
+        "tasks_per_year": "given",
+        "hourly_cost": "given",
+        "inference_cost_per_task": "given",
+        "integration_cost": "given",
+        "rework_cost": "not given",
+        "quality_value": "not given",
+        "avoided_value": "not given",
+        "loss_per_error": "not given",
+        "hallucination": "observed",
+        "sentences_per_output": "observed",
+        "catch": "not given",
+    }
+    assert provenance.pi_err.startswith("π_err per task = 1 − (1 − HR·(1 − ρ_catch))^s̄")
     assert provenance.overridden == ()
     assert provenance.baseline_observed is False
     assert provenance.baseline.startswith("estimated: the charter's measurement mode")
@@ -113,9 +132,10 @@ def test_graded_counts_enter_as_proportions_whose_point_is_k_over_n(
         measurement_mode="estimated",
         hallucination=(13, 860),
         catch=(30, 40),
+        graded_outputs=40,
     )
-    # π_err = HR·(1 − ρ_catch) at k/n: (13/860)·(1 − 30/40); error loss N·π_err·ℓ_err.
-    error_loss = 2600 * (13 / 860) * (1 - 30 / 40) * 5_000
+    # π_err per task at k/n: 1 − (1 − (13/860)·(1 − 30/40))^(860/40); loss N·π_err·ℓ_err.
+    error_loss = 2600 * (1 - (1 - (13 / 860) * (1 - 30 / 40)) ** (860 / 40)) * 5_000
 
     assert inputs.hallucination == ProportionInput(successes=13, n=860)
     assert inputs.catch == ProportionInput(successes=30, n=40)
@@ -139,6 +159,7 @@ def test_graded_counts_are_drawn_from_their_beta_posteriors() -> None:
         measurement_mode="estimated",
         hallucination=(13, 860),
         catch=(30, 40),
+        graded_outputs=860,  # s̄ = 1: π_err per task is HR·(1 − ρ_catch)
     )
     hr = stats.beta(1 + 13, 1 + 860 - 13)
     rho = stats.beta(1 + 30, 1 + 40 - 30)
@@ -165,7 +186,7 @@ def test_observed_samples_override_the_charter_range_and_say_so(
     assert inputs.t_manual == TimeInput.triangular(2.0, 3.0, 5.0)
     assert provenance.overridden == ("t_review",)
     assert provenance.sources["t_review"] == (
-        "observed: 8 samples (overrides the charter range 0.5–1.5 h, mode 1)"
+        "observed: 8 samples, mean 1 h (overrides the charter range 0.5–1.5 h, mode 1)"
     )
 
 
@@ -178,7 +199,8 @@ def test_observed_samples_may_supply_a_time_the_charter_leaves_out(
         credit_memo, measurement_mode="estimated", observed_times={"t_gen": [0.05]}
     )
 
-    assert provenance.sources["t_gen"] == "observed: 1 sample"
+    assert provenance.sources["t_gen"] == "observed: 1 sample, mean 0.05 h"
+    assert provenance.kinds["t_gen"] == "observed"
     assert provenance.overridden == ()
 
 
@@ -220,6 +242,7 @@ def test_a_seeded_estimate_reproduces(credit_memo: dict[str, Any]) -> None:
             measurement_mode="observed",
             hallucination=(13, 860),
             catch=(30, 40),
+            graded_outputs=40,
             observed_times={"t_manual": MANUAL_HOURS, "t_review": REVIEW_HOURS},
         )
         return value_estimate(inputs, seed=2026).to_dict()
@@ -324,6 +347,10 @@ def test_a_missing_input_lists_the_others_missing() -> None:
         ({"observed_times": {"t_review": []}}, "observed_times.t_review", "at least one"),
         ({"observed_times": {"t_review": [1.0, -2]}}, "observed_times.t_review[1]", "non-neg"),
         ({"observed_times": [1.0]}, "observed_times", "expected a mapping"),
+        ({"hallucination": (13, 860)}, "graded_outputs", "π_err is per task"),
+        ({"hallucination": (13, 860), "graded_outputs": 0}, "graded_outputs", "positive whole"),
+        ({"graded_outputs": 40}, "graded_outputs", "without the hallucination counts"),
+        ({"time_sources": {"t_review": "a study"}}, "time_sources.t_review", "no observed"),
     ],
 )
 def test_every_evidence_error_names_the_argument(
@@ -356,3 +383,22 @@ def test_the_currency_must_be_an_iso_4217_code(credit_memo: dict[str, Any], curr
         changed["currency"] = currency
     with pytest.raises(ValueError, match=re.escape(fragment)):
         value_currency(changed)
+
+
+def test_a_review_time_from_the_oversight_study_is_labelled_so(
+    credit_memo: dict[str, Any],
+) -> None:
+    # SPEC §6.3: a review time from another activity is used only when labelled so.
+    where = "oversight study S (seeded-defect review): unaltered copies of this σ's outputs"
+
+    provenance = value_provenance(
+        credit_memo,
+        measurement_mode="estimated",
+        observed_times={"t_review": REVIEW_HOURS},
+        time_sources={"t_review": where},
+    )
+
+    assert provenance.kinds["t_review"] == "oversight study"
+    assert provenance.sources["t_review"] == (
+        f"{where}: 8 samples, mean 1 h (overrides the charter range 0.5–1.5 h, mode 1)"
+    )

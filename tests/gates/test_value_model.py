@@ -35,6 +35,8 @@ def inputs(**changes: object) -> ValueInputs:
         "loss_per_error": 1_000.0,
         "hallucination": ProportionInput(successes=16, n=1000),
         "catch": ProportionInput(successes=60, n=100),
+        # s̄ = 1 reduces π_err per task to HR·(1 − ρ_catch): the hand sums below stay simple
+        "sentences_per_output": 1.0,
     }
     base.update(changes)
     return ValueInputs(**base)  # type: ignore[arg-type]
@@ -147,6 +149,7 @@ def test_hallucination_draws_follow_the_uniform_prior_beta_posterior() -> None:
         inference_cost_per_task=0.0,
         loss_per_error=1.0,
         hallucination=ProportionInput(successes=k, n=n),
+        sentences_per_output=1.0,
     )
     posterior = stats.beta(1 + k, 1 + n - k)
 
@@ -158,7 +161,9 @@ def test_hallucination_draws_follow_the_uniform_prior_beta_posterior() -> None:
     assert hr.std() == pytest.approx(posterior.std(), rel=0.03)
     assert -estimate.hi == pytest.approx(posterior.ppf(0.05), rel=0.03)
     assert -estimate.lo == pytest.approx(posterior.ppf(0.95), rel=0.03)
-    assert estimate.point == pytest.approx(-k / n)
+    # SPEC §6.3: the point is the Monte Carlo median, here the posterior's median
+    assert -estimate.point == pytest.approx(posterior.median(), rel=0.01)
+    assert estimate.central == pytest.approx(-k / n)
 
 
 def test_the_bootstrap_of_the_manual_time_is_centred_on_the_sample_mean() -> None:
@@ -241,6 +246,8 @@ def test_it_labels_the_value_observed_only_with_an_observed_baseline() -> None:
         (lambda: inputs(hourly_cost="90"), "hourly_cost"),
         (lambda: inputs(integration_cost=-1.0), "integration_cost"),
         (lambda: inputs(hallucination=None), "hallucination"),
+        (lambda: inputs(sentences_per_output=None), "sentences_per_output"),
+        (lambda: inputs(sentences_per_output=-1.0), "sentences_per_output"),
         (lambda: inputs(t_gen=0.5), "t_gen"),
     ],
 )
@@ -272,3 +279,92 @@ def test_a_degenerate_range_is_a_fixed_time() -> None:
     estimate = value_estimate(case, draws=50)
 
     assert estimate.lo == estimate.point == estimate.hi
+
+
+# --------------------------------------------------------------------------- π_err per task
+
+
+def _credit_memo_like(**changes: object) -> ValueInputs:
+    base: dict[str, object] = {
+        "tasks_per_year": 2600.0,
+        "hourly_cost": 95.0,
+        "t_manual": TimeInput.triangular(2.0, 3.0, 5.0),
+        "t_gen": TimeInput.fixed(0.05),
+        "t_review": TimeInput.triangular(0.5, 1.0, 1.5),
+        "inference_cost_per_task": 0.40,
+        "integration_cost": 150_000.0,
+        "loss_per_error": 2_000.0,
+        "hallucination": ProportionInput(successes=13, n=860),
+        "catch": ProportionInput(successes=27, n=40),
+        "sentences_per_output": 860 / 40,
+    }
+    base.update(changes)
+    return ValueInputs(**base)  # type: ignore[arg-type]
+
+
+def test_pi_err_is_per_task_from_hr_per_sentence_and_the_sentences_per_output() -> None:
+    case = _credit_memo_like()
+    hr, rho, s_bar = 13 / 860, 27 / 40, 860 / 40
+    # SPEC §6.3 by hand: the chance a task's output carries ≥ 1 uncaught unsupported sentence
+    per_task = 1.0 - (1.0 - hr * (1.0 - rho)) ** s_bar
+
+    components = value_components(case)
+
+    assert per_task == pytest.approx(0.1003, abs=5e-4)
+    assert components["error_loss"] == pytest.approx(-2600 * per_task * 2_000.0, rel=1e-12)
+    assert value_estimate(case, draws=200).pi_err == pytest.approx(per_task, rel=1e-12)
+
+
+def test_the_per_sentence_error_rate_times_tasks_understated_the_loss_about_s_bar_fold() -> None:
+    # Issue 16: π_err per sentence multiplied by tasks per year was "about 6.6× too small"
+    # once ℓ_err > 0; with 7 sentences per output the per-task rate is ~6.6× the per-sentence.
+    hr, rho, s_bar = 0.016, 0.40, 7.0
+    case = _credit_memo_like(
+        hallucination=ProportionInput(successes=16, n=1000),
+        catch=ProportionInput(successes=40, n=100),
+        sentences_per_output=s_bar,
+    )
+    per_sentence_loss = 2600 * hr * (1 - rho) * 2_000.0
+
+    ratio = value_components(case)["error_loss"] / -per_sentence_loss
+
+    assert ratio == pytest.approx((1 - (1 - hr * (1 - rho)) ** s_bar) / (hr * (1 - rho)))
+    assert 6.5 < ratio < 6.9
+
+
+def test_the_monte_carlo_draws_match_an_independent_numpy_computation() -> None:
+    case = _credit_memo_like()
+    draws = value_draws(case, draws=10_000, seed=7)
+    # Independently, with the same generators (one SeedSequence child per input, in order).
+    rngs = [np.random.default_rng(c) for c in np.random.SeedSequence(7).spawn(5)]
+    t_manual = rngs[0].triangular(2.0, 3.0, 5.0, size=10_000)
+    rngs[1].random(0)  # t_gen is fixed: its generator is spawned but draws nothing
+    t_review = rngs[2].triangular(0.5, 1.0, 1.5, size=10_000)
+    hr = rngs[3].beta(1 + 13, 1 + 860 - 13, size=10_000)
+    rho = rngs[4].beta(1 + 27, 1 + 40 - 27, size=10_000)
+    pi_err = 1.0 - (1.0 - hr * (1.0 - rho)) ** (860 / 40)
+    expected = (
+        2600 * 95 * (t_manual - 0.05)
+        - 2600 * 0.40
+        - 150_000
+        - 2600 * 95 * t_review
+        - 2600 * pi_err * 2_000.0
+    )
+
+    np.testing.assert_allclose(draws, expected, rtol=1e-9, atol=1e-6)
+
+
+def test_the_point_is_the_monte_carlo_median_and_lies_inside_the_interval() -> None:
+    # Issue 16: the point sat at the 33rd percentile of its own distribution when it was the
+    # value at the central inputs; SPEC §6.3 makes it the median of the draws.
+    case = _credit_memo_like(loss_per_error=0.0)
+    estimate = value_estimate(case, draws=10_000, seed=3)
+    draws = value_draws(case, draws=10_000, seed=3)
+
+    assert estimate.point == pytest.approx(float(np.median(draws)), rel=1e-12)
+    assert estimate.point_rule == "median of the Monte Carlo draws"
+    assert (draws <= estimate.point).mean() == pytest.approx(0.5, abs=1e-3)
+    assert estimate.central == pytest.approx(value_point(case))
+    # the central value (modes) sits far below the median: the manual range is right-skewed
+    assert (draws <= estimate.central).mean() < 0.40
+    assert estimate.lo < estimate.point < estimate.hi

@@ -592,3 +592,71 @@ def test_a_confidence_outside_0_1_is_rejected_by_name(confidence):
 def test_a_non_positive_planned_n_is_rejected_by_name():
     with pytest.raises(ValueError, match="planned_n must be a positive integer"):
         recovery_rate_estimate([1, 0], confidence=0.95, planned_n=0)
+
+
+# --------------------------------------------------------------------------- Δeff baseline
+
+
+REVIEW = [0.04, 0.06, 0.05, 0.07, 0.03, 0.05, 0.06, 0.04, 0.05, 0.05]
+GENERATION = [0.01] * len(REVIEW)
+
+
+def test_delta_eff_carries_the_charters_baseline_range_as_an_independent_simulation_does():
+    # Issue 16: the Δeff interval treated an estimated 3 h baseline as exact. With the
+    # charter's range 2–5 h (mode 3) the manual mean is drawn triangular in each resample.
+    estimate = net_time_reduction_estimate(
+        [3.0] * len(REVIEW),
+        REVIEW,
+        GENERATION,
+        baseline="estimated",
+        confidence=0.95,
+        manual_range=(2.0, 3.0, 5.0),
+    )
+    exact = net_time_reduction_estimate(
+        [3.0] * len(REVIEW), REVIEW, GENERATION, baseline="estimated", confidence=0.95
+    )
+    # Independently: bootstrap the AI mean with numpy and draw the manual mean from scipy's
+    # triangular distribution, many more times than the estimator does.
+    rng = np.random.default_rng(2026)
+    ai = np.asarray(REVIEW) + np.asarray(GENERATION)
+    ai_means = ai[rng.integers(0, ai.size, size=(200_000, ai.size))].mean(axis=1)
+    manual = stats.triang(c=1 / 3, loc=2.0, scale=3.0).rvs(size=200_000, random_state=rng)
+    lo, hi = np.percentile(100 * (1 - ai_means / manual), [2.5, 97.5])
+
+    assert estimate.point == pytest.approx(100 * (1 - ai.mean() / 3.0))
+    assert estimate.lo == pytest.approx(lo, abs=0.15)
+    assert estimate.hi == pytest.approx(hi, abs=0.15)
+    assert exact.hi - exact.lo < 1.0 < estimate.hi - estimate.lo  # exact: spread of AI only
+    assert any("charter's range 2–5 h (mode 3)" in note for note in estimate.notes)
+
+
+def test_delta_eff_with_observed_manual_times_carries_their_spread():
+    manual = [2.5, 3.5, 3.0, 4.0, 2.8, 3.2]
+
+    estimate = net_time_reduction_estimate(
+        manual, REVIEW, GENERATION, baseline="observed", confidence=0.95, paired=False
+    )
+
+    assert any("observed spread of 6 manual times" in note for note in estimate.notes)
+    assert estimate.lo < estimate.point < estimate.hi
+
+
+@pytest.mark.parametrize(
+    ("manual_range", "message"),
+    [
+        ((3.0, 2.0, 5.0), "low ≤ mode ≤ high"),
+        ((0.0, 3.0, 5.0), "positive"),
+        ((2.0, 4.0, 5.0), "mode"),
+    ],
+)
+def test_delta_eff_refuses_a_bad_baseline_range(manual_range, message):
+    with pytest.raises(ValueError, match=r"^(manual_range|manual_times)") as error:
+        net_time_reduction_estimate(
+            [3.0] * len(REVIEW),
+            REVIEW,
+            GENERATION,
+            baseline="estimated",
+            confidence=0.95,
+            manual_range=manual_range,
+        )
+    assert message in str(error.value)

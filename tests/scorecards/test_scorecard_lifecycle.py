@@ -196,7 +196,7 @@ def test_the_view_has_three_things_to_know_and_every_plot(world):
     assert titles[:3] == [
         "Metric estimates against their thresholds",
         "ν profile",
-        "Efficacy Index and its weight-sensitivity band",
+        "Efficacy Index and its weight-sensitivity range",
     ]
     assert titles[3] == "Value interval (estimated)"
     assert titles[4] == "pass^k by k"

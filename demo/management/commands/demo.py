@@ -108,7 +108,16 @@ class Command(BaseCommand):
 
         self.stdout.write("")
         self.stdout.write("══ Summary (seed 003 Table 4, Use Case B) ══")
-        header = ["model", "point", "binding", "EI", "conservative", "binding", "EI", "band"]
+        header = [
+            "model",
+            "point",
+            "binding",
+            "EI",
+            "conservative",
+            "binding",
+            "EI",
+            "weight-sensitivity range",
+        ]
         rows = [
             [
                 name,
@@ -120,7 +129,7 @@ class Command(BaseCommand):
                 format_number(conservative.ei),
                 "—"
                 if conservative.ei_band is None
-                else f"[{conservative.ei_band[0]:.2f}, {conservative.ei_band[1]:.2f}]",
+                else f"{conservative.ei_band[0]:.2f} to {conservative.ei_band[1]:.2f}",
             ]
             for name, point, conservative, _ in summary
         ]
