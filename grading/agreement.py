@@ -415,8 +415,8 @@ def field_agreement(
     lo = hi = math.nan
     resampled = degenerate = 0
     if math.isfinite(point) and n_artefacts >= 2:
-        values, degenerate = binary_cluster_bootstrap(
-            codes, clusters, statistic, n_resamples=n_resamples, rng=generator
+        values, degenerate = cluster_bootstrap(
+            codes, clusters, compute, n_resamples=n_resamples, rng=generator
         )
         resampled = len(values)
         if resampled:
