@@ -46,12 +46,27 @@ def artefact_text(artefact: SessionArtefact) -> str:
     return artefact.task.reference
 
 
+UNITS_MEMO = "_grading_units"
+
+
 def units_of(artefacts: Sequence[SessionArtefact]) -> dict[int, list[ArtefactUnit]]:
     """Return each artefact's units (by artefact pk) in grading order, artefact unit last.
 
     Output artefacts read their stored ``runs.Unit`` rows (one query for all); baseline
-    artefacts are segmented on the fly with the same :func:`runs.segment.build_units`.
+    artefacts are segmented on the fly with the same :func:`runs.segment.build_units`. Units
+    never change once imported (audit/db_guards.py), so each artefact instance keeps its list:
+    an autosave that checks its changes and then reports what is missing reads them once.
     """
+    known = {a.pk: a.__dict__[UNITS_MEMO] for a in artefacts if UNITS_MEMO in a.__dict__}
+    fresh = [a for a in artefacts if a.pk not in known]
+    result = _units_read(fresh) if fresh else {}
+    for artefact in fresh:
+        artefact.__dict__[UNITS_MEMO] = result[artefact.pk]
+    found = {**known, **result}
+    return {a.pk: list(found[a.pk]) for a in artefacts}
+
+
+def _units_read(artefacts: Sequence[SessionArtefact]) -> dict[int, list[ArtefactUnit]]:
     result: dict[int, list[ArtefactUnit]] = {a.pk: [] for a in artefacts}
     by_output = {a.output_id: a.pk for a in artefacts if a.output_id is not None}
     order = {"sentence": 0, "cited_chunk": 1, "key_element": 2, "guidance_item": 3}
