@@ -170,7 +170,7 @@ def hostile(triggers_lifted) -> HostileWorld:
         conditions_of_use=f"{PAYLOADS['textarea']} {COMMITTEE_FIELDS['conditions_of_use']}",
         compensating_controls=f"{PAYLOADS['css']} {COMMITTEE_FIELDS['compensating_controls']}",
     )
-    for user in (world.owner, world.adjudicator, *world.graders):
+    for user in (world.owner, world.model_owner, world.adjudicator, *world.graders):
         user.set_password(PASSWORD)
         user.save()
     key = world.use_case.key
@@ -246,6 +246,11 @@ def test_hostile_text_is_shown_inert_on_every_page_that_renders_it(browser, live
             world.adjudicator,
             reverse("grading-adjudication-item", args=[key, session, hostile.artefact.public_id]),
             [PAYLOADS["script"], PAYLOADS["svg"], PAYLOADS["attribute"]],
+        ),
+        (
+            world.model_owner,
+            reverse("configuration-detail", args=[key, hostile.run.configuration.name, 1]),
+            [PAYLOADS["script"] + PAYLOADS["img"] + RTL],
         ),
         (world.owner, reverse("run-detail", args=[key, hostile.run.pk]), [PAYLOADS["img"]]),
         (
