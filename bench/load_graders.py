@@ -102,7 +102,7 @@ class ServerConfig:
         if not self.conn_max_age:
             return url
         joiner = "&" if "?" in url else "?"
-        return f"{url}{joiner}conn_max_age={self.conn_max_age}&conn_health_checks=true"
+        return f"{url}{joiner}conn_max_age={self.conn_max_age}&conn_health_checks=True"
 
     def argv(self, port: int, log: Path) -> list[str]:
         return [
