@@ -174,10 +174,6 @@ class Phase:
         )
 
 
-class Stop(Exception):
-    """SIGTERM: unwind so that gunicorn is stopped and the database dropped."""
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
@@ -203,7 +199,9 @@ def main() -> int:
         parser.error("--graders: between 2 and 260 (the session draws at most 65 outputs per σ)")
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
-        raise Stop
+        # As Ctrl-C: asyncio.run turns SIGINT into cancelling the load and KeyboardInterrupt
+        # (an exception raised in this handler would be swallowed by the event loop).
+        os.kill(os.getpid(), signal.SIGINT)
 
     signal.signal(signal.SIGTERM, stop)
     env = production_environment(options.database_url)
@@ -214,7 +212,7 @@ def main() -> int:
         password, graders = build(options.graders)
         collect_static(env)
         return measure(options, configs, env, password, graders)
-    except (KeyboardInterrupt, Stop):
+    except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
