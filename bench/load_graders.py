@@ -179,8 +179,8 @@ def main() -> int:
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument("--graders", type=int, default=50)
     parser.add_argument("--pace", type=float, default=2.0, help="seconds between one's saves")
-    parser.add_argument("--pace-seconds", type=float, default=25.0)
-    parser.add_argument("--saturation-seconds", type=float, default=12.0)
+    parser.add_argument("--pace-seconds", type=float, default=20.0)
+    parser.add_argument("--saturation-seconds", type=float, default=10.0)
     parser.add_argument(
         "--configs",
         default=DEFAULT_CONFIGS,
