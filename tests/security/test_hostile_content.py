@@ -259,7 +259,12 @@ def test_hostile_text_is_shown_inert_on_every_page_that_renders_it(browser, live
             [PAYLOADS["script"], PAYLOADS["css"], RTL],
         ),
         (world.owner, hostile.decision_url, []),  # names only; inert with the others around
-        (world.owner, hostile.scorecard_url, [PAYLOADS["textarea"], PAYLOADS["css"]]),
+        (
+            world.owner,
+            hostile.scorecard_url,
+            # The committee's fields, and the use case's name and outcome the scorecard restates.
+            [f"Credit memo {PAYLOADS['script']}", HOSTILE, PAYLOADS["textarea"], PAYLOADS["css"]],
+        ),
     ]
     for user, url, texts in visits:
         watched = signed_in_page(browser, live_server.url, user.get_username())
