@@ -23,10 +23,11 @@ every grader's grades are read back from the API and compared with the last valu
 each field: a lost save is counted. Exits 1 when the first configuration (the documented
 default) misses the target, or when any save fails or is lost.
 
-The client is one asyncio process (aiohttp, uvloop) on the same machine: its CPU time is
-printed beside the figures, with the load average before and after, since on a shared machine
-they are noisy. gunicorn is stopped on exit, on Ctrl-C and on SIGTERM; the database is dropped
-unless ``--keep-database``.
+Beside each phase: gunicorn's CPU time per save (its master and workers, from /proc: what a
+save costs whatever else the machine runs) and the client's share of a core (one asyncio
+process, aiohttp on uvloop, on the same machine), with the load average before and after,
+since on a shared machine the latencies are noisy. gunicorn is stopped on exit, on Ctrl-C
+and on SIGTERM; the database is dropped unless ``--keep-database``.
 """
 
 from __future__ import annotations
@@ -184,8 +185,9 @@ def main() -> int:
     parser.add_argument(
         "--configs",
         default=DEFAULT_CONFIGS,
-        help="comma-separated sync:WORKERS or gthread:WORKERSxTHREADS; the first is the default "
-        f"held to the target (default {DEFAULT_CONFIGS})",
+        help="comma-separated sync:WORKERS or gthread:WORKERSxTHREADS, each with @SECONDS for "
+        "persistent database connections (CONN_MAX_AGE); the first is the default held to the "
+        f"target (default {DEFAULT_CONFIGS})",
     )
     parser.add_argument("--keep-database", action="store_true")
     options = parser.parse_args()
