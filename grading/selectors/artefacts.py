@@ -112,17 +112,24 @@ def _gold_ids(task_pks: Iterable[int]) -> dict[int, tuple[list[str], list[str]]]
     return gold
 
 
-def assignment_for_grader(user: AbstractBaseUser | AnonymousUser, public_id: str) -> Assignment:
-    """Return the grader's own assignment; anyone else's (or none) is a 404 (SPEC §5.1)."""
+def assignment_for_grader(
+    user: AbstractBaseUser | AnonymousUser, public_id: str, *, for_write: bool = False
+) -> Assignment:
+    """Return the grader's own assignment; anyone else's (or none) is a 404 (SPEC §5.1).
+
+    ``for_write``: only its key, for a service that locks the row and reads what it needs
+    (an autosave then builds no artefact, output or task it would not use).
+    """
     if not user.is_authenticated:
         raise Http404("No such assignment.")
-    assignment = (
-        Assignment.objects.select_related(
+    mine = Assignment.objects.filter(public_id=public_id, grader=user)
+    if for_write:
+        mine = mine.only("pk", "grader_id")
+    else:
+        mine = mine.select_related(
             "session", "session__use_case", "artefact", "artefact__output", "artefact__task"
         )
-        .filter(public_id=public_id, grader=user)
-        .first()
-    )
+    assignment = mine.first()
     if assignment is None:
         raise Http404("No such assignment.")
     return assignment
