@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard bench-pages docs-previews docs-screenshots lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard bench-pages bench-load docs-previews docs-screenshots lint format
 
 setup: system-packages venv migrate
 
@@ -105,6 +105,13 @@ bench-scorecard: venv
 # The decision, comparison and scorecard pages, cold and warm, beside the pages with no cache.
 bench-pages: venv
 	$(PY) -m bench.cases_pages
+
+# 50 graders autosaving against gunicorn (production settings) on PostgreSQL, at one save per
+# grader every 2 s and at saturation, for three gunicorn configurations (about 3 minutes; its own
+# database, dropped at the end). LOAD_ARGS passes options: LOAD_ARGS="--pace-seconds 120".
+LOAD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ev_load
+bench-load: venv
+	$(PY) -m bench.load_graders --database-url $(LOAD_DATABASE_URL) $(LOAD_ARGS)
 
 bench-import: venv
 	$(PY) -m bench.task_import_memory

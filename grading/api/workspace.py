@@ -231,7 +231,7 @@ class AssignmentGradesApi(APIView):
         ),
     )
     def post(self, request: Request, public_id: str) -> Response:
-        assignment = assignment_for_grader(request.user, public_id)
+        assignment = assignment_for_grader(request.user, public_id, for_write=True)
         data = validated(GradesInput, request.data)
         assignment = grades_save(
             actor=request.user,
@@ -273,7 +273,7 @@ class AssignmentSubmitApi(APIView):
 
 def _timed(request: Request, public_id: str, service: Callable[..., Assignment]) -> Assignment:
     """Call ``service`` on the user's own assignment with the body's ``elapsed_seconds``."""
-    assignment = assignment_for_grader(request.user, public_id)
+    assignment = assignment_for_grader(request.user, public_id, for_write=True)
     data = validated(ElapsedInput, request.data)
     return service(
         actor=request.user, assignment=assignment, elapsed_seconds=data["elapsed_seconds"]

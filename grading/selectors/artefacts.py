@@ -46,12 +46,27 @@ def artefact_text(artefact: SessionArtefact) -> str:
     return artefact.task.reference
 
 
+UNITS_MEMO = "_grading_units"
+
+
 def units_of(artefacts: Sequence[SessionArtefact]) -> dict[int, list[ArtefactUnit]]:
     """Return each artefact's units (by artefact pk) in grading order, artefact unit last.
 
     Output artefacts read their stored ``runs.Unit`` rows (one query for all); baseline
-    artefacts are segmented on the fly with the same :func:`runs.segment.build_units`.
+    artefacts are segmented on the fly with the same :func:`runs.segment.build_units`. Units
+    never change once imported (audit/db_guards.py), so each artefact instance keeps its list:
+    an autosave that checks its changes and then reports what is missing reads them once.
     """
+    known = {a.pk: a.__dict__[UNITS_MEMO] for a in artefacts if UNITS_MEMO in a.__dict__}
+    fresh = [a for a in artefacts if a.pk not in known]
+    result = _units_read(fresh) if fresh else {}
+    for artefact in fresh:
+        artefact.__dict__[UNITS_MEMO] = result[artefact.pk]
+    found = {**known, **result}
+    return {a.pk: list(found[a.pk]) for a in artefacts}
+
+
+def _units_read(artefacts: Sequence[SessionArtefact]) -> dict[int, list[ArtefactUnit]]:
     result: dict[int, list[ArtefactUnit]] = {a.pk: [] for a in artefacts}
     by_output = {a.output_id: a.pk for a in artefacts if a.output_id is not None}
     order = {"sentence": 0, "cited_chunk": 1, "key_element": 2, "guidance_item": 3}
@@ -97,17 +112,24 @@ def _gold_ids(task_pks: Iterable[int]) -> dict[int, tuple[list[str], list[str]]]
     return gold
 
 
-def assignment_for_grader(user: AbstractBaseUser | AnonymousUser, public_id: str) -> Assignment:
-    """Return the grader's own assignment; anyone else's (or none) is a 404 (SPEC §5.1)."""
+def assignment_for_grader(
+    user: AbstractBaseUser | AnonymousUser, public_id: str, *, for_write: bool = False
+) -> Assignment:
+    """Return the grader's own assignment; anyone else's (or none) is a 404 (SPEC §5.1).
+
+    ``for_write``: only its key, for a service that locks the row and reads what it needs
+    (an autosave then builds no artefact, output or task it would not use).
+    """
     if not user.is_authenticated:
         raise Http404("No such assignment.")
-    assignment = (
-        Assignment.objects.select_related(
+    mine = Assignment.objects.filter(public_id=public_id, grader=user)
+    if for_write:
+        mine = mine.only("pk", "grader_id")
+    else:
+        mine = mine.select_related(
             "session", "session__use_case", "artefact", "artefact__output", "artefact__task"
         )
-        .filter(public_id=public_id, grader=user)
-        .first()
-    )
+    assignment = mine.first()
     if assignment is None:
         raise Http404("No such assignment.")
     return assignment

@@ -1,20 +1,20 @@
-"""The grading workspace in a real browser: keyboard only, reload-proof, inert model output."""
+"""The grading workspace in a real browser: keyboard only, reload-proof.
+
+Model output carrying script is checked in tests/security/test_hostile_content.py.
+"""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 
 import pytest
 from playwright.sync_api import expect
 
-from demo.testing.grading import EXAMPLES, make_world
+from demo.testing.grading import make_world
 from grading.models import Assignment, AssignmentStatus
 from grading.rubric import ARTEFACT_KEY
 from grading.selectors.artefacts import grades_of, units_of
-from grading.services.sessions import session_create
-from runs.services.outputs import output_import
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -168,63 +168,6 @@ def test_a_reload_or_a_dropped_connection_loses_no_grade(page, sign_in, world):
         page.evaluate(f"() => localStorage.getItem('enterpriseval.grading.{assignment.public_id}')")
         is None
     )
-
-
-PAYLOAD = (
-    "The hold is $22.5 million <script>window.__xss=1</script> [G1-termsheet]. "
-    'The spread shows <img src=x onerror="window.__xss=2"> EBITDA [G1-ar24-p41]. '
-    "Read more [link](javascript:window.__xss=3)."
-)
-
-
-@pytest.fixture
-def payload_assignment(world):
-    """A session of one output whose text carries script, onerror and javascript: payloads."""
-    run = world.runs[0]
-    first = (EXAMPLES / "outputs-gemini-2-5.jsonl").read_text(encoding="utf-8").splitlines()[0]
-    record = {**json.loads(first), "text": PAYLOAD}
-    hostile = output_import(
-        actor=world.model_owner,
-        use_case=world.use_case,
-        configuration=run.configuration,
-        task_set=run.task_set,
-        split="graded",
-        repeats=1,
-        fileobj=io.BytesIO((json.dumps(record) + "\n").encode()),
-        filename="hostile.jsonl",
-    )
-    session = session_create(
-        actor=world.owner,
-        use_case=world.use_case,
-        name="Payload check",
-        runs=[hostile],
-        graders=world.graders[1:],
-        adjudicators=[world.adjudicator],
-        sample_size=1,
-        seed=1,
-    )
-    return Assignment.objects.get(session=session, grader=world.graders[1])
-
-
-def test_model_output_carrying_script_payloads_renders_as_inert_text(
-    page, sign_in, world, payload_assignment
-):
-    grader = world.graders[1]
-    sign_in(grader.username, f"pw-{grader.username}")
-    page.goto(workspace_url(payload_assignment))
-    artefact = page.locator("#ws-artefact")
-    expect(artefact).to_contain_text("<script>window.__xss=1</script>")
-    expect(artefact).to_contain_text('<img src=x onerror="window.__xss=2">')
-    page.locator("summary", has_text="The artefact as written").click()
-    expect(page.locator(".ws-fulltext")).to_contain_text("[link](javascript:window.__xss=3)")
-
-    assert page.evaluate("() => window.__xss") is None
-    assert page.locator("#ws-form script, #ws-form img, #ws-form [onerror]").count() == 0
-    assert page.locator("a[href^='javascript']").count() == 0
-    html = page.content()
-    assert "<script>window.__xss" not in html
-    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
-    assert page.console_errors == []
 
 
 def test_a_second_grader_cannot_reach_the_first_graders_assignment(page, sign_in, world):

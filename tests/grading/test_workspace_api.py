@@ -310,3 +310,29 @@ def test_a_stranger_is_refused_in_the_one_error_shape(client, grading_world, gra
         assert response.status_code == 401
         assert response["WWW-Authenticate"] == "Token"
         assert response.json()["error"]["code"] == "not_authenticated"
+
+
+def test_an_autosave_takes_a_fixed_number_of_queries(
+    signed_in, grading_world, grader, django_assert_num_queries
+):
+    """The busiest write of the product (``make bench-load``): session, user, the assignment,
+    the assignment locked, its units (read once), the upsert, the time, the grades; with the
+    savepoint and its release. Before: 13 (the assignment and its artefact read back, the
+    units read twice)."""
+    assignment = grading_world.assignments_of(grader)[0]
+    path = url("grades", assignment)
+    post(signed_in, path, {"changes": [{"unit_key": "s1", "field": "relevant", "value": "Y"}]})
+    for value in ("N", "Y"):
+        with django_assert_num_queries(10):
+            response = post(
+                signed_in,
+                path,
+                {
+                    "changes": [{"unit_key": "s1", "field": "relevant", "value": value}],
+                    "elapsed_seconds": 2,
+                },
+            )
+        assert response.status_code == 200
+        assert response.json()["grades"]["s1"] == {"relevant": value}
+    assignment.refresh_from_db()
+    assert assignment.seconds_spent == 4
