@@ -272,12 +272,11 @@ def graded_outputs(*, session: GradingSession, run: Run) -> GradedOutputs:
     estimators count them; a sampled output short of that is not "graded". The population
     is the run's succeeded outputs on its split. Four queries.
     """
-    outputs = Output.objects.filter(
-        run=run, status=OutputStatus.SUCCEEDED, task__split=run.split
-    ).values_list("pk", flat=True)
-    index = {pk: i for i, pk in enumerate(outputs)}
-    labels, pending = _final_labels(session, run, index)
-    return GradedOutputs(complete=len(labels), sampled=len(labels) + pending, population=len(index))
+    source = RunEvidenceSource(run=run, session=session, judge=None)
+    labels, pending, _strata = source.final_labels
+    return GradedOutputs(
+        complete=len(labels), sampled=len(labels) + pending, population=len(source.index)
+    )
 
 
 def _final_labels(
