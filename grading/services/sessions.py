@@ -27,6 +27,7 @@ from grading.models import (
     GradingSession,
     SampleDesign,
     SessionArtefact,
+    SessionMode,
     SessionStatus,
 )
 from grading.sampling import (
@@ -37,7 +38,8 @@ from grading.sampling import (
     draw_arms,
     expected_outputs,
 )
-from runs.models import Output, OutputStatus, Run, RunStatus, Unit
+from grading.services.sequential import DEFAULT_TAU, sequential_session_create
+from runs.models import Judge, Output, OutputStatus, Run, RunStatus, Unit
 
 SESSION_ROLES = (Role.CHARTER_OWNER,)
 MAX_SEED = 2**62
@@ -177,6 +179,11 @@ def session_create(
     sample_size: int | None = None,
     graders_per_artefact: int = 2,
     seed: int | None = None,
+    mode: str = SessionMode.FIXED,
+    judge: Judge | None = None,
+    tau: float = DEFAULT_TAU,
+    budget: int | None = None,
+    agreement_size: int | None = None,
 ) -> GradingSession:
     """Draw a seeded blinded sample of the runs' graded outputs and assign it to graders.
 
@@ -186,6 +193,11 @@ def session_create(
     sampled on its own, ``sample_size`` outputs for each σ, by default what the charter plans
     for it (:func:`sample_plan`). Within a σ, stratified samples use one stratum per run, so
     each run is represented in proportion; neither arm nor stratum reaches a grader.
+
+    ``mode="sequential"`` (SPEC §5.5) draws one run's outputs one at a time while grading
+    proceeds, by the ``judge``'s uncertainty with uniform share ``tau``, up to ``budget``
+    outputs (default: the charter's plan for the σ), beside a uniform sub-sample of
+    ``agreement_size`` outputs for agreement (:mod:`grading.services.sequential`).
     """
     require_role(actor, use_case, SESSION_ROLES)
     charter = Charter.objects.frozen().filter(use_case=use_case).order_by("-version").first()
@@ -198,6 +210,10 @@ def session_create(
     name = name.strip()
     if not name:
         raise ServiceError("Give the session a name.", field="name")
+    if mode not in SessionMode.values:
+        raise ServiceError(
+            f"mode must be one of {', '.join(SessionMode.values)}, got {mode!r}", field="mode"
+        )
     if design not in SampleDesign.values:
         raise ServiceError(
             f"design must be one of {', '.join(SampleDesign.values)}, got {design!r}",
@@ -249,10 +265,32 @@ def session_create(
             "The runs have no succeeded outputs of graded tasks to sample.", field="runs"
         )
     plan = sample_plan(charter=charter, runs=runs, outputs=outputs, baselines=len(baselines))
-    sizes = _arm_sizes(plan, sample_size)
     seed = secrets.randbelow(MAX_SEED) if seed is None else seed
     if not 0 <= seed < MAX_SEED:
         raise ServiceError(f"seed must be between 0 and 2^62, got {seed}.", field="seed")
+    if mode == SessionMode.SEQUENTIAL:
+        if len(runs) != 1 or include_baselines:
+            raise ServiceError(
+                "A sequential session decides one σ's run: choose one run and no baselines.",
+                field="runs",
+            )
+        return sequential_session_create(
+            actor=actor,
+            use_case=use_case,
+            charter=charter,
+            name=name,
+            run=runs[0],
+            grader_ids=grader_ids,
+            adjudicator_ids=adjudicator_ids,
+            graders_per_artefact=graders_per_artefact,
+            seed=seed,
+            judge=judge,
+            tau=tau,
+            budget=budget if budget is not None else sample_size,
+            planned=plan.arms[0].size,
+            agreement_size=agreement_size,
+        )
+    sizes = _arm_sizes(plan, sample_size)
     sample = draw_arms(candidates, sizes, seed=seed, design=design)
     size = len(sample)
     arms = _arm_records(plan, sizes, sample, runs, configuration_of)
@@ -273,6 +311,7 @@ def session_create(
     )
     session.runs.set(runs)
     session.adjudicators.set(adjudicator_ids)
+    session.graders.set(grader_ids)
     output_task = {o.pk: o.task_id for o in outputs}
     artefacts = SessionArtefact.objects.bulk_create(
         [

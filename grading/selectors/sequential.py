@@ -1,0 +1,120 @@
+"""Reads of sequential sessions: the population, the judge's uncertainty, the draws (§5.5).
+
+Management reads only: nothing here reaches a grader's page or API response (graders never
+see q, the judge's score or why an output came next).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from charters.models import Charter
+from charters.models.charters import Treatment
+from grading.models import Assignment, AssignmentStatus, GradingSession, SequentialDraw
+from grading.selectors.artefacts import submitted_field_values
+from grading.sequential import METRIC_CRITERIA, metric_uncertainty
+from runs.models import Judge, JudgeScore, Output, OutputStatus, Run
+
+
+def population_outputs(*, run: Run) -> list[int]:
+    """Return the pks of the run's outputs a sequential session draws from, in pk order.
+
+    The order is the estimators' (``metrics.evidence``): succeeded outputs of the run's split.
+    """
+    return list(
+        Output.objects.filter(run=run, status=OutputStatus.SUCCEEDED, task__split=run.split)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def sequential_metrics(*, charter: Charter) -> list[str]:
+    """Return the gated metrics a sequential session decides, in charter order."""
+    return [
+        metric_id
+        for metric_id in charter.metrics.filter(treatment=Treatment.GATED)
+        .order_by("position", "pk")
+        .values_list("metric_id", flat=True)
+        if metric_id in METRIC_CRITERIA
+    ]
+
+
+def judge_uncertainty(
+    *, judge: Judge, outputs: list[int], metrics: list[str]
+) -> dict[str, np.ndarray]:
+    """Return u_ij (``grading.sequential.metric_uncertainty``) of each metric for each output.
+
+    One query per metric.
+    """
+    position = {pk: i for i, pk in enumerate(outputs)}
+    result: dict[str, np.ndarray] = {}
+    for metric_id in metrics:
+        rows = list(
+            JudgeScore.objects.filter(
+                judge=judge,
+                unit__output_id__in=outputs,
+                criterion__in=METRIC_CRITERIA[metric_id],
+            ).values_list("unit__output_id", "unit_id", "score")
+        )
+        units = len({unit for _output, unit, _score in rows})
+        if not rows or not units:
+            result[metric_id] = np.zeros(len(outputs))
+            continue
+        result[metric_id] = metric_uncertainty(
+            output_index=[position[output] for output, _unit, _score in rows],
+            scores=[score for _output, _unit, score in rows],
+            units_per_output=units / len(outputs),
+            n_outputs=len(outputs),
+        )
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class DrawState:
+    """One draw and whether its output's value is final (every grade in, nothing disputed)."""
+
+    index: int
+    artefact_id: int
+    output_id: int
+    q: float
+    remaining: int
+    final: bool
+
+
+def draw_states(*, session: GradingSession) -> list[DrawState]:
+    """Return the session's draws in draw order with their finality (five queries)."""
+    draws = list(
+        SequentialDraw.objects.filter(session=session).select_related("artefact").order_by("index")
+    )
+    artefacts = [draw.artefact for draw in draws]
+    pending: set[int] = set()
+    for value in submitted_field_values(artefacts):
+        if value.pending:
+            pending.add(value.artefact_id)
+    complete: dict[int, bool] = defaultdict(lambda: True)
+    for artefact_id, status in Assignment.objects.filter(
+        artefact_id__in=[a.pk for a in artefacts]
+    ).values_list("artefact_id", "status"):
+        complete[artefact_id] &= status == AssignmentStatus.SUBMITTED
+    return [
+        DrawState(
+            index=draw.index,
+            artefact_id=draw.artefact_id,
+            output_id=draw.artefact.output_id or 0,
+            q=draw.q,
+            remaining=draw.remaining,
+            final=complete[draw.artefact_id] and draw.artefact_id not in pending,
+        )
+        for draw in draws
+    ]
+
+
+def final_prefix(states: list[DrawState]) -> int:
+    """Return how many draws, from the first, have final values (the prefix §5.5 reads)."""
+    for n, state in enumerate(states):
+        if not state.final:
+            return n
+    return len(states)
