@@ -21,23 +21,39 @@ from enterpriseval.stats.ppi import (
 )
 from enterpriseval.stats.reliability import pass_at_k, pass_hat_k
 from enterpriseval.stats.sample_size import required_sample_size
+from enterpriseval.stats.sequential import (
+    SequencePath,
+    draw_next,
+    draw_probabilities,
+    expected_more,
+    mean_sequence,
+    ratio_sequence,
+    settle,
+)
 
 __all__ = [
     "Estimate",
+    "SequencePath",
     "classical_mean_ci",
     "clopper_pearson_interval",
     "cluster_mean_ci",
     "cluster_ratio_ci",
     "cohens_kappa",
+    "draw_next",
+    "draw_probabilities",
+    "expected_more",
     "fleiss_kappa",
     "korn_graubard_interval",
     "krippendorff_alpha",
+    "mean_sequence",
     "pass_at_k",
     "pass_hat_k",
     "ppi_lambda",
     "ppi_mean_ci",
     "ppi_mean_estimate",
     "ppi_proportion_ci",
+    "ratio_sequence",
     "required_sample_size",
+    "settle",
     "wilson_interval",
 ]
