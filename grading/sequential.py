@@ -151,7 +151,8 @@ def next_draw(
     summed = np.zeros(n_outputs, dtype=np.float64)
     for metric_id in undecided:
         summed += np.asarray(uncertainty[metric_id], dtype=np.float64)
-    q = np.asarray(draw_probabilities(summed, graded, tau=tau), dtype=np.float64)
+    # SPEC §5.5: s_i = √(Σ_j u_ij), the core mixes it with the uniform floor τ.
+    q = np.asarray(draw_probabilities(np.sqrt(summed), graded, tau=tau), dtype=np.float64)
     rng = np.random.default_rng(draw_seed(seed, index))
     position = int(draw_next(q, rng))
     return Draw(position, float(q[position]), int((~graded).sum()))

@@ -65,54 +65,74 @@ def _path(
     metric_id: str,
     order: np.ndarray,
     q: np.ndarray,
+    *,
     alpha_lower: float,
     alpha_upper: float,
-) -> SequencePath:
+    tau: float,
+) -> tuple[SequencePath, float]:
+    """Return the metric's sequence on the core's scale and the factor to the metric's share.
+
+    Without judge scores for the metric the judge's value is taken as 0: the increments are
+    then plain Horvitz–Thompson ones, as valid (only the draw is random), less efficient.
+    """
     spec = unit_metric(metric_id)
-    if units.f_num is None:
-        raise ValueError(f"{metric_id}: the session's judge has not scored every output")
-    f_num = np.asarray(units.f_num, dtype=np.float64)
+    size = units.output_id.size
+    f_num = np.zeros(size) if units.f_num is None else np.asarray(units.f_num, dtype=np.float64)
     h_num = np.asarray(units.h_num, dtype=np.float64)[order]
     if spec.denominator == "graded":
-        assert units.f_den is not None and units.h_den is not None
-        return ratio_sequence(
+        assert units.h_den is not None
+        f_den = np.zeros(size) if units.f_den is None else np.asarray(units.f_den, dtype=float)
+        h_den = np.asarray(units.h_den, dtype=np.float64)[order]
+        largest = max(float(np.max(f_num, initial=0)), float(np.max(f_den, initial=0)))
+        largest = max(largest, float(np.max(h_num, initial=0)), float(np.max(h_den, initial=0)))
+        path = ratio_sequence(
             f_num,
-            np.asarray(units.f_den, dtype=np.float64),
+            f_den,
             order,
             q,
             h_num,
-            np.asarray(units.h_den, dtype=np.float64)[order],
+            h_den,
             alpha_lower=alpha_lower,
             alpha_upper=alpha_upper,
-            grid=None,
+            scale=max(largest, 1.0),
+            tau=tau,
         )
+        return path, 1.0
     d = np.asarray(units.d, dtype=np.float64)
     if spec.mean_of_shares:
-        # Mean over the outputs that hold a unit of num_i/d_i: written as a mean over all N
-        # outputs of (N/N₊)·share_i (0 where d_i = 0), bounded by N/N₊.
+        # Mean over the outputs holding a unit of num_i/d_i = (N/N₊)·mean over all N outputs
+        # of share_i (0 where d_i = 0).
         has = d > 0
-        lift = d.size / max(int(has.sum()), 1)
-        share_f = np.divide(f_num, d, out=np.zeros_like(d), where=has) * lift
-        share_y = np.divide(h_num, d[order], out=np.zeros(order.size), where=has[order]) * lift
-        return mean_sequence(
-            share_f,
-            order,
-            q,
-            share_y,
-            alpha_lower=alpha_lower,
-            alpha_upper=alpha_upper,
-            scale=lift,
+        lift = size / max(int(has.sum()), 1)
+        share_f = np.divide(f_num, d, out=np.zeros_like(d), where=has)
+        share_y = np.divide(h_num, d[order], out=np.zeros(order.size), where=has[order])
+        path = mean_sequence(
+            share_f, order, q, share_y, alpha_lower=alpha_lower, alpha_upper=alpha_upper, tau=tau
         )
-    d_bar = float(d.mean())
-    # SPEC §5.2: Σ num_i / Σ d_i = mean(num_i)/d̄ with d̄ known for every output.
-    return mean_sequence(
-        f_num / d_bar,
+        return path, lift
+    # SPEC §5.2: Σ num_i / Σ d_i = mean(num_i / max d) · max d / d̄, d known for every output
+    # (the core's advice for a known denominator).
+    largest = float(d.max())
+    path = mean_sequence(
+        f_num / largest,
         order,
         q,
-        h_num / d_bar,
+        h_num / largest,
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
-        scale=float(d.max()) / d_bar,
+        tau=tau,
+    )
+    return path, largest / float(d.mean())
+
+
+def _scaled(path: SequencePath, factor: float) -> SequencePath:
+    return SequencePath(
+        estimate=np.asarray(path.estimate) * factor,
+        lower=np.asarray(path.lower) * factor,
+        upper=np.asarray(path.upper) * factor,
+        n_total=path.n_total,
+        alpha_lower=path.alpha_lower,
+        alpha_upper=path.alpha_upper,
     )
 
 
@@ -170,11 +190,18 @@ def sequential_state(*, session: GradingSession) -> SequentialState:
         position = {int(pk): i for i, pk in enumerate(units.output_id)}
         order = np.array([position[s.output_id] for s in states[:used]], dtype=np.intp)
         q = np.array([s.q for s in states[:used]], dtype=np.float64)
-        path = _path(units, metric_id, order, q, alpha_lower, alpha_upper)
-        factor = PERCENT if catalogue_metric(metric_id).scale == "percent" else 1.0
-        lower = np.asarray(path.lower, dtype=np.float64) * factor
-        upper = np.asarray(path.upper, dtype=np.float64) * factor
-        estimate = np.asarray(path.estimate, dtype=np.float64) * factor
+        raw, factor = _path(
+            units,
+            metric_id,
+            order,
+            q,
+            alpha_lower=alpha_lower,
+            alpha_upper=alpha_upper,
+            tau=float(session.tau or 0.5),
+        )
+        percent = PERCENT if catalogue_metric(metric_id).scale == "percent" else 1.0
+        path = _scaled(raw, factor * percent)
+        lower, upper, estimate = path.lower, path.upper, path.estimate
         status = settle(
             float(lower[-1]),
             float(upper[-1]),
@@ -192,8 +219,8 @@ def sequential_state(*, session: GradingSession) -> SequentialState:
             entry["expected_more"] = int(
                 expected_more(
                     path,
-                    float(metric.theta_out) / factor,
-                    float(metric.theta_in) / factor,
+                    float(metric.theta_out),
+                    float(metric.theta_in),
                     direction,
                     session.population_size,
                 )

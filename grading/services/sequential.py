@@ -102,8 +102,6 @@ def sequential_session_create(
             f"scored run {run.pk}.",
             field="judge",
         )
-    if judge.use_case_id != use_case.pk:
-        raise ServiceError(f"Judge {judge.pk} belongs to another use case.", field="judge")
     outputs = population_outputs(run=run)
     if not outputs:
         raise ServiceError("The run has no succeeded outputs of graded tasks.", field="runs")

@@ -1,0 +1,199 @@
+"""Sequential grading sessions (SPEC §5.5): draws recorded with q_t, blind, stopped by the rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import DatabaseError, transaction
+
+from audit.models import AuditEntry
+from charters.models import Charter
+from demo.testing.grading import fill, make_world
+from enterpriseval.errors import ServiceError
+from gates.services import decision_create
+from grading.models import (
+    Assignment,
+    AssignmentStatus,
+    SequentialDraw,
+    SessionMode,
+    SessionStatus,
+    StopReason,
+)
+from grading.selectors.sequential import judge_uncertainty, population_outputs
+from grading.sequential import next_draw
+from grading.services.grades import assignment_submit
+from grading.services.sessions import session_create
+from runs.services.judging import judge_get_or_create, judge_run
+
+SEED = 424242
+
+
+@pytest.fixture
+def world(db):
+    world = make_world()
+    judge = judge_get_or_create(kind="offline")
+    judge_run(actor=world.model_owner, run=world.runs[0], judge=judge, purpose="gated")
+    world.judge = judge
+    return world
+
+
+def sequential(world, **kwargs):
+    options = {
+        "budget": 10,
+        "agreement_size": 3,
+        "seed": SEED,
+        "tau": 0.5,
+        "judge": world.judge,
+    } | kwargs
+    return session_create(
+        actor=world.owner,
+        use_case=world.use_case,
+        name="Credit memo round 2",
+        runs=[world.runs[0]],
+        graders=world.graders,
+        adjudicators=[world.adjudicator],
+        mode=SessionMode.SEQUENTIAL,
+        **options,
+    )
+
+
+def grade_all_open(session) -> int:
+    """Have every grader grade and submit their open assignments (all agree); return how many."""
+    done = 0
+    while True:
+        session.refresh_from_db()
+        if session.status != SessionStatus.OPEN:
+            return done
+        open_work = list(
+            Assignment.objects.filter(
+                session=session,
+                status__in=[AssignmentStatus.PENDING, AssignmentStatus.IN_PROGRESS],
+            )
+            .select_related("grader", "artefact", "session")
+            .order_by("pk")[:1]
+        )
+        if not open_work:
+            return done
+        fill(open_work[0])
+        assignment_submit(actor=open_work[0].grader, assignment=open_work[0])
+        done += 1
+
+
+def test_it_draws_ahead_and_records_each_q_as_recomputed_from_the_seed(world):
+    session = sequential(world)
+    draws = list(SequentialDraw.objects.filter(session=session).order_by("index"))
+    assert len(draws) == session.lookahead
+    outputs = population_outputs(run=world.runs[0])
+    metrics = [
+        m.metric_id
+        for m in Charter.objects.get(pk=session.charter_id).metrics.filter(treatment="gated")
+        if m.metric_id in draws[0].undecided
+    ]
+    uncertainty = judge_uncertainty(judge=world.judge, outputs=outputs, metrics=metrics)
+    drawn: list[int] = []
+    for draw in draws:
+        again = next_draw(
+            uncertainty=uncertainty,
+            undecided=draw.undecided,
+            drawn=drawn,
+            n_outputs=len(outputs),
+            tau=0.5,
+            seed=SEED,
+            index=draw.index,
+        )
+        assert outputs[again.position] == draw.artefact.output_id
+        assert draw.q == pytest.approx(again.q)
+        assert 0.5 / len(outputs) <= draw.q <= 1.0  # the uniform floor τ/|U_t| at least
+        assert draw.remaining == len(outputs) - len(drawn)
+        drawn.append(again.position)
+    assert AuditEntry.objects.filter(action="grading_session.draw").count() == len(draws)
+    assert len(session.agreement_sample) == 3
+    # Every drawn output is served to two graders.
+    for draw in draws:
+        assert Assignment.objects.filter(artefact=draw.artefact).count() == 2
+
+
+def test_a_draw_cannot_be_changed_or_deleted(world):
+    session = sequential(world)
+    draw = SequentialDraw.objects.filter(session=session).first()
+    with pytest.raises(DatabaseError), transaction.atomic():
+        SequentialDraw.objects.filter(pk=draw.pk).update(q=0.5)
+    with pytest.raises(DatabaseError), transaction.atomic():
+        SequentialDraw.objects.filter(pk=draw.pk).delete()
+
+
+def test_it_refuses_a_sequential_session_without_a_judge_or_over_two_runs(world):
+    with pytest.raises(ServiceError) as error:
+        sequential(world, judge=None)
+    assert error.value.field == "judge"
+    with pytest.raises(ServiceError) as error:
+        session_create(
+            actor=world.owner,
+            use_case=world.use_case,
+            name="Two runs",
+            runs=world.runs,
+            graders=world.graders,
+            adjudicators=[world.adjudicator],
+            mode=SessionMode.SEQUENTIAL,
+            judge=world.judge,
+        )
+    assert error.value.field == "runs"
+    with pytest.raises(ServiceError) as error:
+        sequential(world, budget=13)
+    assert error.value.field == "budget"
+
+
+@pytest.mark.parametrize(
+    ("settled", "reason"), [("scale", StopReason.DECIDED), ("reject", StopReason.REJECT)]
+)
+def test_it_stops_when_the_sequences_settle_and_withdraws_the_open_work(
+    world, monkeypatch, settled, reason
+):
+    monkeypatch.setattr("metrics.sequential.settle", lambda *args: settled)
+    session = sequential(world)
+    grade_all_open(session)
+    session.refresh_from_db()
+    assert session.status == SessionStatus.CLOSED
+    assert session.stop["reason"] == reason
+    assert session.stop["grades_used"] >= 1
+    withdrawn = Assignment.objects.filter(session=session, status=AssignmentStatus.WITHDRAWN)
+    assert withdrawn.count() == session.stop["withdrawn"]
+    assert AuditEntry.objects.filter(action="grading_session.stop").count() == 1
+
+
+def test_at_the_budget_it_stops_undecided_with_the_outputs_still_needed(world, monkeypatch):
+    monkeypatch.setattr("metrics.sequential.settle", lambda *args: None)
+    session = sequential(world, budget=4)
+    grade_all_open(session)
+    session.refresh_from_db()
+    assert session.stop["reason"] == StopReason.BUDGET
+    assert session.stop["undecided_at_budget"] is True
+    assert session.stop["grades_used"] == 4
+    assert SequentialDraw.objects.filter(session=session).count() == 4
+    for entry in session.stop["metrics"].values():
+        assert entry["status"] is None
+        assert entry["expected_more"] >= 0
+        assert len(entry["lower"]) == 4
+
+
+def test_the_decision_records_the_sequential_stop(world):
+    session = sequential(world, budget=12)
+    grade_all_open(session)
+    session.refresh_from_db()
+    assert session.status == SessionStatus.CLOSED
+    charter = Charter.objects.get(pk=session.charter_id)
+    decision = decision_create(
+        actor=world.reviewer, charter=charter, run=world.runs[0], session=session, judge=world.judge
+    )
+    grading = decision.record["grading"]
+    assert grading["mode"] == "sequential"
+    assert grading["grades_used"] == session.stop["grades_used"]
+    estimates = {e["metric_id"]: e for e in decision.record["estimates"]}
+    for metric_id, entry in grading["metrics"].items():
+        assert estimates[metric_id]["lo"] == pytest.approx(entry["lower"][-1])
+        assert estimates[metric_id]["hi"] == pytest.approx(entry["upper"][-1])
+        assert "sequential draws" in estimates[metric_id]["estimator"]
+    # The bounds narrow (a running intersection) grade by grade.
+    for entry in grading["metrics"].values():
+        assert np.all(np.diff(entry["lower"]) >= -1e-9)
+        assert np.all(np.diff(entry["upper"]) <= 1e-9)
