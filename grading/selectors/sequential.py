@@ -11,9 +11,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit.canonical import canonical_json, sha256_hex
 from charters.models import Charter
 from charters.models.charters import Treatment
-from grading.models import Assignment, AssignmentStatus, GradingSession, SequentialDraw
+from enterpriseval.plot_cache import plots_cached
+from enterpriseval.plotting import svg_data_uri
+from grading import sequence_plot
+from grading.models import (
+    Assignment,
+    AssignmentStatus,
+    GradingSession,
+    SequentialDraw,
+    StopReason,
+)
 from grading.selectors.artefacts import submitted_field_values
 from grading.sequential import METRIC_CRITERIA, metric_uncertainty
 from runs.models import Judge, JudgeScore, Output, OutputStatus, Run
@@ -29,6 +39,11 @@ def population_outputs(*, run: Run) -> list[int]:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
+
+
+def judge_choices(*, runs: object) -> object:
+    """Return the judges that scored any of ``runs`` (a queryset of runs), by name."""
+    return Judge.objects.filter(scores__unit__output__run__in=runs).distinct().order_by("name")
 
 
 def sequential_metrics(*, charter: Charter) -> list[str]:
@@ -118,3 +133,71 @@ def final_prefix(states: list[DrawState]) -> int:
         if not state.final:
             return n
     return len(states)
+
+
+@dataclass(frozen=True, slots=True)
+class SequencePlot:
+    """One gated metric's sequence on the session page: its plot and where it stands."""
+
+    metric_id: str
+    svg_uri: str
+    status: str
+    grades: int
+    lower: float
+    upper: float
+    expected_more: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceSummary:
+    """What the session page says of a sequential session (owners and reviewers only)."""
+
+    grades_used: int
+    drawn: int
+    stopped: bool
+    reason: str
+    undecided_at_budget: bool
+    plots: list[SequencePlot]
+
+
+def sequence_plots(*, session: GradingSession) -> SequenceSummary | None:
+    """Return the sequences of a sequential session, plotted (cached by their content)."""
+    if not session.is_sequential:
+        return None
+    state = session.stop or session.sequence or {}
+    metrics = {m: e for m, e in (state.get("metrics") or {}).items() if e.get("lower")}
+
+    def draw() -> dict[str, str]:
+        return {m: sequence_plot.sequence_svg(m, e) for m, e in metrics.items()}
+
+    svgs = (
+        plots_cached(
+            kind="sequence",
+            content_sha256=sha256_hex(canonical_json(metrics)),
+            code=[sequence_plot],
+            draw=draw,
+        )
+        if metrics
+        else {}
+    )
+    plots = [
+        SequencePlot(
+            metric_id=m,
+            svg_uri=svg_data_uri(svgs[m]),
+            status=(e.get("status") or "undecided").capitalize(),
+            grades=len(e["lower"]),
+            lower=e["lower"][-1],
+            upper=e["upper"][-1],
+            expected_more=e.get("expected_more"),
+        )
+        for m, e in metrics.items()
+    ]
+    reason = session.stop.get("reason", "") if session.stop else ""
+    return SequenceSummary(
+        grades_used=int(state.get("grades_used") or 0),
+        drawn=session.draws.count(),
+        stopped=bool(session.stop),
+        reason=StopReason(reason).label if reason else "",
+        undecided_at_budget=bool(state.get("undecided_at_budget")),
+        plots=plots,
+    )

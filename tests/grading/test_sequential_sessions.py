@@ -197,3 +197,82 @@ def test_the_decision_records_the_sequential_stop(world):
     for entry in grading["metrics"].values():
         assert np.all(np.diff(entry["lower"]) >= -1e-9)
         assert np.all(np.diff(entry["upper"]) <= 1e-9)
+
+
+def test_the_api_cli_and_page_create_and_show_a_sequential_session(world, client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    client.force_login(world.owner)
+    response = client.post(
+        f"/api/v1/use-cases/{world.use_case.key}/grading/sessions/",
+        {
+            "name": "Round 3",
+            "runs": [world.runs[0].pk],
+            "graders": [g.username for g in world.graders],
+            "adjudicators": [world.adjudicator.username],
+            "mode": "sequential",
+            "judge": world.judge.pk,
+            "budget": 6,
+            "agreement_size": 2,
+            "seed": 7,
+        },
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["mode"] == "sequential" and body["budget"] == 6 and body["tau"] == 0.5
+    bad = client.post(
+        f"/api/v1/use-cases/{world.use_case.key}/grading/sessions/",
+        {
+            "name": "Round 4",
+            "runs": [world.runs[0].pk],
+            "graders": [g.username for g in world.graders],
+            "adjudicators": [world.adjudicator.username],
+            "mode": "sequential",
+        },
+        content_type="application/json",
+    )
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "judge"
+
+    out = StringIO()
+    call_command(
+        "session_create",
+        "--use-case", world.use_case.key,
+        "--name", "Round 5",
+        "--run", str(world.runs[0].pk),
+        *[arg for g in world.graders for arg in ("--grader", g.username)],
+        "--adjudicator", world.adjudicator.username,
+        "--mode", "sequential",
+        "--judge", str(world.judge.pk),
+        "--budget", "5",
+        "--as", world.owner.username,
+        stdout=out,
+    )  # fmt: skip
+    assert "Sequential session" in out.getvalue() and "up to 5 of 12 outputs" in out.getvalue()
+
+    session = sequential(world, budget=5)
+    grade_all_open(session)
+    page = client.get(f"/use-cases/{world.use_case.key}/grading/{session.public_id}/")
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "Decided after" in text and 'class="card sequence-plot"' in text
+    assert "data:image/svg+xml;base64," in text
+
+
+def test_graders_see_nothing_of_the_draws(world, client):
+    session = sequential(world)
+    draws = list(SequentialDraw.objects.filter(session=session))
+    grader = Assignment.objects.filter(artefact=draws[0].artefact).first().grader
+    client.force_login(grader)
+    for url in ("/grading/", "/api/v1/grading/assignments/"):
+        text = client.get(url).content.decode()
+        assert "sequential" not in text.lower()
+        for draw in draws:
+            assert repr(draw.q)[:8] not in text
+        assert world.judge.name not in text
+    assert (
+        client.get(f"/use-cases/{world.use_case.key}/grading/{session.public_id}/").status_code
+        == 403
+    )
