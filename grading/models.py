@@ -51,6 +51,7 @@ class StopReason(models.TextChoices):
     REJECT = "reject", "A gated metric settled Reject"
     BUDGET = "budget", "Undecided at budget"
     EXHAUSTED = "exhausted", "Every output graded"
+    CLOSED = "closed", "Closed by the charter owner before the rule decided"
 
 
 class GradingSession(models.Model):

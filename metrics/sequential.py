@@ -136,8 +136,11 @@ def _scaled(path: SequencePath, factor: float) -> SequencePath:
     )
 
 
-def sequential_state(*, session: GradingSession) -> SequentialState:
-    """Return each gated metric's sequence over the session's final prefix, and the stop."""
+def sequential_state(*, session: GradingSession, closing: bool = False) -> SequentialState:
+    """Return each gated metric's sequence over the session's final prefix, and the stop.
+
+    ``closing``: the owner closes the session now; it stops whatever the sequences read.
+    """
     charter: Charter = session.charter
     run = session.runs.get()
     metrics = sequential_metrics(charter=charter)
@@ -237,23 +240,29 @@ def sequential_state(*, session: GradingSession) -> SequentialState:
         reasons.append(StopReason.BUDGET)
     elif used >= session.population_size:
         reasons.append(StopReason.EXHAUSTED)
+    if closing:
+        reasons.append(StopReason.CLOSED)
     reason = reasons[0] if reasons else None
-    payload["undecided_at_budget"] = reason in (StopReason.BUDGET, StopReason.EXHAUSTED) and (
-        len(settled) < len(metrics)
-    )
+    payload["undecided_at_budget"] = reason in (
+        StopReason.BUDGET,
+        StopReason.EXHAUSTED,
+        StopReason.CLOSED,
+    ) and (len(settled) < len(metrics))
     return SequentialState(payload, reason)
 
 
-def sequential_evaluate(actor: AbstractBaseUser, session: GradingSession) -> None:
+def sequential_evaluate(
+    actor: AbstractBaseUser, session: GradingSession, closing: bool = False
+) -> None:
     """Evaluate the session's sequences, keep them for its page, and stop it when decided.
 
     Registered with ``grading.services.sequential`` (``metrics.apps``): called after every
-    final value of a sequential session.
+    final value of a sequential session, and with ``closing`` when its owner closes it.
     """
     fresh = GradingSession.objects.select_related("charter", "judge").get(pk=session.pk)
     if not fresh.is_sequential or fresh.status != SessionStatus.OPEN:
         return
-    state = sequential_state(session=fresh)
+    state = sequential_state(session=fresh, closing=closing)
     session_sequence_record(session=fresh, sequence=state.payload)
     if state.reason is not None:
         session_stop(actor=actor, session=fresh, reason=state.reason, record=state.payload)
@@ -272,7 +281,18 @@ def sequential_estimates(
     used = int(stop.get("grades_used") or 0)
     result = dict(estimates)
     for metric_id, entry in (stop.get("metrics") or {}).items():
-        if metric_id not in result or not entry.get("lower"):
+        if metric_id not in result:
+            continue
+        if not entry.get("lower"):
+            # The sample is the draws: outputs graded outside them (the agreement
+            # sub-sample) never stand in for a sequence.
+            result[metric_id] = replace(
+                result[metric_id],
+                point=None,
+                lo=None,
+                hi=None,
+                reason="the sequential session stopped before any draw had a final value",
+            )
             continue
         note = (
             f"sequential session: {used} graded output(s) drawn by the judge's uncertainty "

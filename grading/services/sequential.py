@@ -56,7 +56,8 @@ DEFAULT_TAU = 0.5
 #: Outputs of the uniform sub-sample double-graded for agreement, by default (SPEC §5.1).
 DEFAULT_AGREEMENT_SIZE = 10
 
-StoppingRule = Callable[[AbstractBaseUser, GradingSession], None]
+#: The rule: (actor, session, closing) → None. ``closing``: stop now whatever it reads.
+StoppingRule = Callable[[AbstractBaseUser, GradingSession, bool], None]
 _stopping_rules: list[StoppingRule] = []
 
 
@@ -311,8 +312,20 @@ def sequential_after_final(*, actor: AbstractBaseUser, session: GradingSession) 
     if session.mode != SessionMode.SEQUENTIAL:
         return
     for rule in _stopping_rules:
-        rule(actor, session)
+        rule(actor, session, False)
     sequential_top_up(actor=actor, session=session)
+
+
+@transaction.atomic
+def sequential_close(*, actor: AbstractBaseUser, session: GradingSession) -> GradingSession:
+    """Stop a sequential session now, at its final prefix (the owner closing it early).
+
+    The sequences are read as they stand, so the decision still rests on valid bounds, and
+    the stop is flagged undecided unless every gated metric happens to be settled.
+    """
+    for rule in _stopping_rules:
+        rule(actor, session, True)
+    return GradingSession.objects.get(pk=session.pk)
 
 
 @transaction.atomic

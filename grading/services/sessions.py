@@ -38,7 +38,11 @@ from grading.sampling import (
     draw_arms,
     expected_outputs,
 )
-from grading.services.sequential import DEFAULT_TAU, sequential_session_create
+from grading.services.sequential import (
+    DEFAULT_TAU,
+    sequential_close,
+    sequential_session_create,
+)
 from runs.models import Judge, Output, OutputStatus, Run, RunStatus, Unit
 
 SESSION_ROLES = (Role.CHARTER_OWNER,)
@@ -422,6 +426,10 @@ def session_close(*, actor: AbstractBaseUser, session: GradingSession) -> Gradin
     locked = GradingSession.objects.select_for_update().get(pk=session.pk)
     if locked.status == SessionStatus.CLOSED:
         raise ConflictError("The session is already closed.", field="status")
+    if locked.is_sequential:
+        closed = sequential_close(actor=actor, session=locked)
+        if closed.status == SessionStatus.CLOSED:
+            return closed
     locked.status = SessionStatus.CLOSED
     locked.closed_at = timezone.now()
     locked.save(update_fields=["status", "closed_at"])

@@ -276,3 +276,22 @@ def test_graders_see_nothing_of_the_draws(world, client):
         client.get(f"/use-cases/{world.use_case.key}/grading/{session.public_id}/").status_code
         == 403
     )
+
+
+def test_the_owner_closing_it_early_stops_it_undecided_on_valid_bounds(world, monkeypatch):
+    from grading.services.sessions import session_close
+
+    monkeypatch.setattr("metrics.sequential.settle", lambda *args: None)
+    session = sequential(world)
+    first = Assignment.objects.filter(artefact=session.draws.get(index=1).artefact)
+    for assignment in first.select_related("grader", "artefact", "session"):
+        fill(assignment)
+        assignment_submit(actor=assignment.grader, assignment=assignment)
+    closed = session_close(actor=world.owner, session=session)
+    assert closed.status == SessionStatus.CLOSED
+    assert closed.stop["reason"] == StopReason.CLOSED
+    assert closed.stop["undecided_at_budget"] is True
+    assert closed.stop["grades_used"] == 1
+    assert not Assignment.objects.filter(
+        session=session, status__in=[AssignmentStatus.PENDING, AssignmentStatus.IN_PROGRESS]
+    ).exists()
