@@ -80,14 +80,42 @@ def unit_metric_evidence(
     *, metric_id: str, run: Run, session: GradingSession | None, judge: Judge | None
 ) -> RunEvidence:
     """Return the per-output evidence of ``metric_id`` for ``run`` (see the module docstring)."""
-    spec = unit_metric(metric_id)
-    kinds = METRIC_UNIT_KINDS[metric_id]
+    return unit_metrics_evidence(metric_ids=[metric_id], run=run, session=session, judge=judge)[
+        metric_id
+    ]
+
+
+def unit_metrics_evidence(
+    *, metric_ids: list[str], run: Run, session: GradingSession | None, judge: Judge | None
+) -> dict[str, RunEvidence]:
+    """Return the evidence of several metrics, reading the session's final labels once."""
     outputs = list(
         Output.objects.filter(run=run, status=OutputStatus.SUCCEEDED, task__split=run.split)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
     index = {pk: i for i, pk in enumerate(outputs)}
+    labels: dict[int, dict[str, dict[str, str]]] = {}
+    pending = 0
+    if session is not None:
+        labels, pending = _final_labels(session, run, index)
+    return {
+        metric_id: _metric_evidence(metric_id, outputs, index, judge, labels, pending, session)
+        for metric_id in metric_ids
+    }
+
+
+def _metric_evidence(
+    metric_id: str,
+    outputs: list[int],
+    index: Mapping[int, int],
+    judge: Judge | None,
+    labels: Mapping[int, Mapping[str, Mapping[str, str]]],
+    pending: int,
+    session: GradingSession | None,
+) -> RunEvidence:
+    spec = unit_metric(metric_id)
+    kinds = METRIC_UNIT_KINDS[metric_id]
     units = [
         _Unit(pk, index[output_id], key, kind, sentence_position)
         for pk, output_id, key, kind, sentence_position in Unit.objects.filter(
@@ -116,9 +144,7 @@ def unit_metric_evidence(
     labeled = np.zeros(len(outputs), dtype=bool)
     h_num = np.full(len(outputs), np.nan)
     h_den = np.full(len(outputs), np.nan)
-    pending = 0
     if session is not None:
-        labels, pending = _final_labels(session, run, index)
         by_output: dict[int, list[_Unit]] = defaultdict(list)
         for unit in units:
             by_output[unit.output].append(unit)

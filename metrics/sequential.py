@@ -40,7 +40,7 @@ from grading.sequential import (
 )
 from grading.services.sequential import session_sequence_record, session_stop
 from metrics.estimate import MetricEstimate
-from metrics.evidence import unit_metric_evidence
+from metrics.evidence import unit_metrics_evidence
 from metrics.unit_estimators import OutputUnits, unit_metric
 
 #: Status words settle() returns, as the gate spells them.
@@ -125,11 +125,16 @@ def _path(
     return path, largest / float(d.mean())
 
 
-def _scaled(path: SequencePath, factor: float) -> SequencePath:
+def _scaled(path: SequencePath, factor: float, percent: float) -> SequencePath:
+    """Return the path on the metric's scale: a share, clipped to [0, 1] (it is one), × 100."""
+
+    def share(values: Any) -> np.ndarray:
+        return np.clip(np.asarray(values, dtype=np.float64) * factor, 0.0, 1.0) * percent
+
     return SequencePath(
-        estimate=np.asarray(path.estimate) * factor,
-        lower=np.asarray(path.lower) * factor,
-        upper=np.asarray(path.upper) * factor,
+        estimate=share(path.estimate),
+        lower=share(path.lower),
+        upper=share(path.upper),
         n_total=path.n_total,
         alpha_lower=path.alpha_lower,
         alpha_upper=path.alpha_upper,
@@ -163,6 +168,11 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
         "statuses": {},
     }
     reasons: list[StopReason] = []
+    evidence = (
+        unit_metrics_evidence(metric_ids=metrics, run=run, session=session, judge=session.judge)
+        if used
+        else {}
+    )
     for metric_id in metrics:
         metric = thresholds[metric_id]
         direction = _direction(metric_id)
@@ -186,10 +196,7 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
         payload["metrics"][metric_id] = entry
         if used == 0:
             continue
-        evidence = unit_metric_evidence(
-            metric_id=metric_id, run=run, session=session, judge=session.judge
-        )
-        units = evidence.units
+        units = evidence[metric_id].units
         position = {int(pk): i for i, pk in enumerate(units.output_id)}
         order = np.array([position[s.output_id] for s in states[:used]], dtype=np.intp)
         q = np.array([s.q for s in states[:used]], dtype=np.float64)
@@ -203,7 +210,7 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
             tau=float(session.tau or 0.5),
         )
         percent = PERCENT if catalogue_metric(metric_id).scale == "percent" else 1.0
-        path = _scaled(raw, factor * percent)
+        path = _scaled(raw, factor, percent)
         lower, upper, estimate = path.lower, path.upper, path.estimate
         status = settle(
             float(lower[-1]),
@@ -262,6 +269,9 @@ def sequential_evaluate(
     fresh = GradingSession.objects.select_related("charter", "judge").get(pk=session.pk)
     if not fresh.is_sequential or fresh.status != SessionStatus.OPEN:
         return
+    evaluated = (fresh.sequence or {}).get("grades_used")
+    if not closing and evaluated == final_prefix(draw_states(session=fresh)):
+        return  # no new final value in the prefix: the sequences have not moved
     state = sequential_state(session=fresh, closing=closing)
     session_sequence_record(session=fresh, sequence=state.payload)
     if state.reason is not None:
