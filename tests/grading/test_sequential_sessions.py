@@ -8,7 +8,7 @@ from django.db import DatabaseError, transaction
 
 from audit.models import AuditEntry
 from charters.models import Charter
-from demo.testing.grading import fill, make_world
+from demo.testing.grading import fill, grade_all_open, make_world
 from enterpriseval.errors import ServiceError
 from gates.services import decision_create
 from grading.models import (
@@ -55,28 +55,6 @@ def sequential(world, **kwargs):
         mode=SessionMode.SEQUENTIAL,
         **options,
     )
-
-
-def grade_all_open(session) -> int:
-    """Have every grader grade and submit their open assignments (all agree); return how many."""
-    done = 0
-    while True:
-        session.refresh_from_db()
-        if session.status != SessionStatus.OPEN:
-            return done
-        open_work = list(
-            Assignment.objects.filter(
-                session=session,
-                status__in=[AssignmentStatus.PENDING, AssignmentStatus.IN_PROGRESS],
-            )
-            .select_related("grader", "artefact", "session")
-            .order_by("pk")[:1]
-        )
-        if not open_work:
-            return done
-        fill(open_work[0])
-        assignment_submit(actor=open_work[0].grader, assignment=open_work[0])
-        done += 1
 
 
 def test_it_draws_ahead_and_records_each_q_as_recomputed_from_the_seed(world):
