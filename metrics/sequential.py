@@ -270,7 +270,8 @@ def sequential_evaluate(
     if not fresh.is_sequential or fresh.status != SessionStatus.OPEN:
         return
     evaluated = (fresh.sequence or {}).get("grades_used")
-    if not closing and evaluated == final_prefix(draw_states(session=fresh)):
+    known = evaluated or 0
+    if not closing and evaluated == final_prefix(draw_states(session=fresh, known_final=known)):
         return  # no new final value in the prefix: the sequences have not moved
     state = sequential_state(session=fresh, closing=closing)
     session_sequence_record(session=fresh, sequence=state.payload)

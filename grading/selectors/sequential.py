@@ -22,6 +22,7 @@ from grading.models import (
     AssignmentStatus,
     GradingSession,
     SequentialDraw,
+    SessionArtefact,
     StopReason,
 )
 from grading.selectors.artefacts import submitted_field_values
@@ -99,12 +100,17 @@ class DrawState:
     final: bool
 
 
-def draw_states(*, session: GradingSession) -> list[DrawState]:
-    """Return the session's draws in draw order with their finality (five queries)."""
+def draw_states(*, session: GradingSession, known_final: int = 0) -> list[DrawState]:
+    """Return the session's draws in draw order with their finality (five queries).
+
+    ``known_final``: the first draws known to be final (the prefix last evaluated) are taken
+    as final without reading their grades again, so the check after each grade costs the
+    draws still open, not all of them. The evaluation itself reads every draw.
+    """
     draws = list(
         SequentialDraw.objects.filter(session=session).select_related("artefact").order_by("index")
     )
-    artefacts = [draw.artefact for draw in draws]
+    artefacts = [draw.artefact for draw in draws if draw.index > known_final]
     pending: set[int] = set()
     for value in submitted_field_values(artefacts):
         if value.pending:
@@ -121,10 +127,21 @@ def draw_states(*, session: GradingSession) -> list[DrawState]:
             output_id=draw.artefact.output_id or 0,
             q=draw.q,
             remaining=draw.remaining,
-            final=complete[draw.artefact_id] and draw.artefact_id not in pending,
+            final=draw.index <= known_final
+            or (complete[draw.artefact_id] and draw.artefact_id not in pending),
         )
         for draw in draws
     ]
+
+
+def draw_is_final(*, artefact: SessionArtefact) -> bool:
+    """Return whether ``artefact`` is a draw whose value is final (at most five queries)."""
+    if not SequentialDraw.objects.filter(artefact=artefact).exists():
+        return False
+    statuses = set(Assignment.objects.filter(artefact=artefact).values_list("status", flat=True))
+    if statuses != {AssignmentStatus.SUBMITTED}:
+        return False
+    return not any(value.pending for value in submitted_field_values([artefact]))
 
 
 def final_prefix(states: list[DrawState]) -> int:

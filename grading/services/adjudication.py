@@ -251,7 +251,7 @@ def adjudications_record(
         raise ServiceError("Choose a final value for at least one pending field.", field="values")
     recorded = _write(actor, session, artefact, disputes, chosen, via=via)
     moot += _made_moot(disputes, chosen, moot)
-    sequential_after_final(actor=actor, session=session)
+    sequential_after_final(actor=actor, session=session, artefact=artefact)
     return AdjudicationOutcome(recorded, not_asked, moot)
 
 
@@ -297,7 +297,7 @@ def adjudication_take(
         )
     recorded = _write(actor, session, artefact, disputes, values, via=f"take Grader {grader}")
     moot += _made_moot(disputes, values, moot)
-    sequential_after_final(actor=actor, session=session)
+    sequential_after_final(actor=actor, session=session, artefact=artefact)
     return AdjudicationOutcome(recorded, not_asked, moot)
 
 

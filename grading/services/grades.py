@@ -260,7 +260,7 @@ def assignment_submit(
         },
     )
     if evaluate:
-        sequential_after_final(actor=actor, session=locked.session)
+        sequential_after_final(actor=actor, session=locked.session, artefact=locked.artefact)
     return locked
 
 

@@ -44,6 +44,7 @@ from grading.models import (
 )
 from grading.sampling import Candidate, draw_sample
 from grading.selectors.sequential import (
+    draw_is_final,
     draw_states,
     judge_uncertainty,
     population_outputs,
@@ -242,7 +243,8 @@ def sequential_top_up(*, actor: AbstractBaseUser, session: GradingSession) -> li
     assert locked.judge is not None and locked.budget is not None and locked.tau is not None
     run = locked.runs.get()
     outputs = population_outputs(run=run)
-    states = draw_states(session=locked)
+    known = int((locked.sequence or {}).get("grades_used") or 0)
+    states = draw_states(session=locked, known_final=known)
     waiting = sum(1 for s in states if not s.final)
     drawn_n = len(states)
     room = min(locked.lookahead - waiting, locked.budget - drawn_n, len(outputs) - drawn_n)
@@ -307,9 +309,20 @@ def sequential_top_up(*, actor: AbstractBaseUser, session: GradingSession) -> li
 
 
 @transaction.atomic
-def sequential_after_final(*, actor: AbstractBaseUser, session: GradingSession) -> None:
-    """After a value became final: ask the stopping rule, then keep the draws topped up."""
+def sequential_after_final(
+    *,
+    actor: AbstractBaseUser,
+    session: GradingSession,
+    artefact: SessionArtefact | None = None,
+) -> None:
+    """After a value became final: ask the stopping rule, then keep the draws topped up.
+
+    With ``artefact`` (the one just submitted or adjudicated), nothing is done unless it is a
+    draw whose value is now final: nothing else can move the sequences or free a grader.
+    """
     if session.mode != SessionMode.SEQUENTIAL:
+        return
+    if artefact is not None and not draw_is_final(artefact=artefact):
         return
     for rule in _stopping_rules:
         rule(actor, session, False)
