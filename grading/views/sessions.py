@@ -33,6 +33,7 @@ from grading.selectors.sessions import (
     session_list,
 )
 from grading.services.grade_import import grades_import
+from grading.services.sequential import DEFAULT_TAU
 from grading.services.sessions import MAX_SEED, session_close, session_create
 from runs.models import Run
 
@@ -85,6 +86,7 @@ class SessionForm(forms.Form):
     mode = forms.ChoiceField(
         choices=SessionMode.choices,
         initial=SessionMode.FIXED,
+        required=False,
         widget=forms.RadioSelect,
         help_text="Sequential: check one run; outputs are drawn one at a time by the judge's "
         "uncertainty and grading stops when every gated metric is settled (SPEC §5.5).",
@@ -93,7 +95,12 @@ class SessionForm(forms.Form):
         queryset=None, required=False, help_text="Sequential: the judge whose uncertainty draws."
     )
     tau = forms.FloatField(
-        min_value=0.0, max_value=1.0, initial=0.5, label="τ", help_text="Sequential: uniform share."
+        min_value=0.0,
+        max_value=1.0,
+        initial=DEFAULT_TAU,
+        required=False,
+        label="τ",
+        help_text="Sequential: uniform share (blank: 0.5).",
     )
     budget = forms.IntegerField(
         min_value=1,
@@ -177,9 +184,9 @@ def session_new_view(request: HttpRequest, key: str) -> HttpResponse:
             sample_size=data["sample_size"],
             graders_per_artefact=data["graders_per_artefact"],
             seed=data["seed"],
-            mode=data["mode"],
+            mode=data["mode"] or SessionMode.FIXED,
             judge=data["judge"],
-            tau=data["tau"],
+            tau=DEFAULT_TAU if data["tau"] is None else data["tau"],
             budget=data["budget"],
             agreement_size=data["agreement_size"],
         )
