@@ -205,6 +205,23 @@ class BettingCells:
         self.rejected_minus = np.zeros((r, c), dtype=bool)
         self.z_sum = np.zeros((2, r))
 
+    def keep(self, rows: NDArray[np.bool_]) -> None:
+        """Keep only the replications marked in ``rows`` (the simulation drops stopped ones)."""
+        self.graded_y = [values[rows] for values in self.graded_y]
+        self.graded_f = [values[rows] for values in self.graded_f]
+        self.moments = [values[:, rows] for values in self.moments]
+        self.resid_mean = self.resid_mean[:, rows]
+        self.resid_sq = self.resid_sq[:, rows]
+        self.log_k_plus = self.log_k_plus[rows]
+        self.log_k_minus = self.log_k_minus[rows]
+        self.rejected_plus = self.rejected_plus[rows]
+        self.rejected_minus = self.rejected_minus[rows]
+        self.z_sum = self.z_sum[:, rows]
+        self.f_sum = (
+            self.f_sum[0][rows],
+            None if self.f_sum[1] is None else self.f_sum[1][rows],
+        )
+
     def beta(self, part: int) -> FloatArray:
         """Return the predictable PPI weight β_t of one part, clipped to [0, 1].
 
