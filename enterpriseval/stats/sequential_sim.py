@@ -123,7 +123,7 @@ class CellResult:
 
     @property
     def correct(self) -> BoolArray:
-        return self.status == self.true_status
+        return np.asarray(self.status == self.true_status, dtype=bool)
 
     def summary(self) -> dict[str, float]:
         """Return the cell's reads (rates, grade quantiles and Clopper–Pearson bounds)."""
