@@ -261,12 +261,12 @@ class BettingCells:
         the outputs not graded before this draw (the drawn one included).
         """
         big_n = self.n_total
+        beta_n = self.beta(0)  # from the t − 1 graded outputs: predictable
+        beta_d = self.beta(1)
         self.t += 1
         t = self.t
         n_left = big_n - t + 1  # |U_t|
         weight_cap = n_left / (big_n * self.tau)  # 1/(N q) ≤ |U_t|/(N τ) (SXR23 §3)
-        beta_n = self.beta(0)
-        beta_d = self.beta(1)
         # Predictable part c_t = β f̄ + (1/N) Σ_{S_{t−1}} (y − β f)   (research note §3)
         c_num = (beta_n * self.f_sum[0] + self.graded_y[0] - beta_n * self.graded_f[0]) / big_n
         resid_n = y_num - beta_n * f_num
@@ -730,7 +730,7 @@ def expected_more(
         width_half = float(path.upper[t // 2 - 1] - path.lower[t // 2 - 1])
         if width_now > 0 and width_half > width_now:
             exponent = float(np.clip(math.log(width_half / width_now) / math.log(2), 0.25, 1.0))
-    needed = max(1, math.ceil(t * shrink ** (1.0 / exponent) - t))  # undecided: ≥ 1 more
+    needed = max(1, math.ceil(t * shrink ** (1.0 / exponent) - t - 1e-9))  # ≥ 1 more
     return int(min(left, needed))
 
 

@@ -375,7 +375,7 @@ def simulate_sequential(cell: SimCell, replications: int, seed: int) -> CellResu
             which = alive[ending]
             out_grades[which] = t
             out_decided[which] = stop[ending]
-            out_status[which] = _gate(np.where(stop[ending, None], settled[ending], final[ending]))
+            out_status[which] = _gate(final[ending])  # a settled Reject is the minimum
             out_wrong_reject[which] = (
                 (settled[ending] == REJECT) & (metric_truths[None, :] > REJECT)
             ).any(axis=1)
@@ -484,9 +484,9 @@ def full_grid() -> list[SimCell]:
     return [
         SimCell(n_total=n, strength=strength, judge=judge, truth=value, n_metrics=j)
         for n in (500, 2000)
+        for j in (1, 3)
         for strength in ("strong", "weak")
         for judge in ("calibrated", "overconfident", "biased")
-        for j in (1, 3)
         for value in truths()
     ]
 
