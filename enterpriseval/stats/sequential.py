@@ -139,8 +139,9 @@ def draw_next(q: ArrayLike, rng: np.random.Generator) -> int:
         raise ValueError(f"q must sum to 1, got {float(probabilities.sum())!r}")
     if not isinstance(rng, np.random.Generator):
         raise ValueError("rng must be a numpy.random.Generator (seeded by the caller)")
-    index = int(rng.choice(probabilities.size, p=probabilities / probabilities.sum()))
-    return index
+    cumulative = np.cumsum(probabilities)
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return min(index, int(np.flatnonzero(probabilities > 0)[-1]))  # guard the last bin
 
 
 # --------------------------------------------------------------------------------------
@@ -204,6 +205,23 @@ class BettingCells:
         self.rejected_plus = np.zeros((r, c), dtype=bool)
         self.rejected_minus = np.zeros((r, c), dtype=bool)
         self.z_sum = np.zeros((2, r))
+        self.window = (0, c)
+
+    def _shrink_window(self) -> None:
+        """Narrow the cells still bet on to those some replication has not rejected.
+
+        Below the first cell K⁺ has not rejected, and above the last one K⁻ has not, every
+        cell is outside the running intersection for good (the bounds only tighten).
+        """
+        kept_plus = ~self.rejected_plus
+        kept_minus = ~self.rejected_minus
+        cells = kept_plus.shape[1]
+        first = np.where(kept_plus.any(axis=1), kept_plus.argmax(axis=1), cells)
+        last = np.where(
+            kept_minus.any(axis=1), cells - kept_minus[:, ::-1].argmax(axis=1), 0
+        )  # one past the highest cell K⁻ has not rejected
+        start, stop = int(first.min()), int(last.max())
+        self.window = (start, max(start, stop))
 
     def keep(self, rows: NDArray[np.bool_]) -> None:
         """Keep only the replications marked in ``rows`` (the simulation drops stopped ones)."""
@@ -289,12 +307,13 @@ class BettingCells:
         # Predictable range of X(v) = Zn − v·Zd over every possible draw (v ≥ 0).
         num_low = c_num - beta_n * f_num_max * weight_cap
         num_high = c_num + (1.0 - beta_n * f_num_min) * weight_cap
-        ends = self.ends[None, :, :]  # (1, C, 2)
+        a, b = self.window  # cells outside are rejected for good: no need to bet on them
+        ends = self.ends[None, a:b, :]  # (1, C, 2)
         x_low = num_low[:, None, None] - ends * den_high[:, None, None]
         x_high = num_high[:, None, None] - ends * den_low[:, None, None]
         # Predictable base bets from the standardised residual's variance (WSR24 Eq. 26,
         # predictable plug-in), on the scale of X: Var X_t ≈ (|U_t|/N)² σ̃².
-        mid = self.mid[None, :]
+        mid = self.mid[None, a:b]
         sq_n, sq_nd, sq_d = (self.resid_sq[k][:, None] for k in range(3))
         variance = (PRIOR_VARIANCE + sq_n - 2 * mid * sq_nd + mid * mid * sq_d) / t
         variance = np.maximum(variance, VARIANCE_FLOOR)
@@ -303,15 +322,19 @@ class BettingCells:
         base_plus = np.sqrt(2.0 * self.log_bar_lower / (variance * horizon)) * scale_up
         base_minus = np.sqrt(2.0 * self.log_bar_upper / (variance * horizon)) * scale_up
         # Caps: 1 + λ⁺X ≥ 1 − c and 1 − λ⁻X ≥ 1 − c over the whole cell (WSR24 §5.1).
-        worst_low = np.maximum((-x_low).max(axis=-1), RANGE_FLOOR)
-        worst_high = np.maximum(x_high.max(axis=-1), RANGE_FLOOR)
+        worst_low = np.maximum(np.max(-x_low, axis=-1, initial=0.0), RANGE_FLOOR)
+        worst_high = np.maximum(np.max(x_high, axis=-1, initial=0.0), RANGE_FLOOR)
         lam_plus = np.minimum(base_plus, BET_TRUNCATION / worst_low)[:, :, None]
         lam_minus = np.minimum(base_minus, BET_TRUNCATION / worst_high)[:, :, None]
         x = z_num[:, None, None] - ends * z_den[:, None, None]
-        self.log_k_plus += np.log1p(lam_plus * x)  # WSR24 Eq. 8, K⁺
-        self.log_k_minus += np.log1p(-lam_minus * x)  # WSR24 Eq. 8, K⁻
-        self.rejected_plus |= self.log_k_plus.min(axis=-1) >= self.log_bar_lower
-        self.rejected_minus |= self.log_k_minus.min(axis=-1) >= self.log_bar_upper
+        if b > a:
+            self.log_k_plus[:, a:b] += np.log1p(lam_plus * x)  # WSR24 Eq. 8, K⁺
+            self.log_k_minus[:, a:b] += np.log1p(-lam_minus * x)  # WSR24 Eq. 8, K⁻
+            self.rejected_plus[:, a:b] |= self.log_k_plus[:, a:b].min(axis=-1) >= self.log_bar_lower
+            self.rejected_minus[:, a:b] |= (
+                self.log_k_minus[:, a:b].min(axis=-1) >= self.log_bar_upper
+            )
+            self._shrink_window()
         # Update what the next draw's predictable quantities use.
         self.z_sum[0] += z_num
         self.z_sum[1] += z_den
