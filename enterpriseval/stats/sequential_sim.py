@@ -253,6 +253,7 @@ class _Sampler:
             if rounds > 3:  # graded outputs hold most of s: drop them from these rows' cdf
                 stuck = pending.copy()
                 self.set_uncertainty(stuck, np.where(self.graded[stuck], 0.0, self.s[stuck]))
+                uniform |= self.s_left <= 0  # no s left on U_t: uniform, as draw_probabilities
                 flat_cdf = self.cdf.ravel()
                 rounds = 0
             rows = np.flatnonzero(pending)
