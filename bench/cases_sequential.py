@@ -71,7 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replications", type=int, default=300)
     parser.add_argument("--n-total", type=int, default=500)
     parser.add_argument("--taus", default="0.5,1.0", help="uniform floors τ to compare")
+    parser.add_argument("--judges", default=None, help="e.g. weak-calibrated,strong-biased")
     args = parser.parse_args(argv)
+    judges = JUDGES
+    if args.judges:
+        wanted = set(args.judges.split(","))
+        judges = [(s, k) for s, k in JUDGES if f"{s}-{k}" in wanted]
     taus = [float(value) for value in args.taus.split(",")]
     started = time.perf_counter()
     groups: dict[tuple[float, str], list[tuple[float, float]]] = {
@@ -82,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'P(correct)':>10} {'ratio':>6}",
         flush=True,
     )
-    for strength, kind in JUDGES:
+    for strength, kind in judges:
         for value in truths():
             base = SimCell(args.n_total, strength, kind, value)  # type: ignore[arg-type]
             fixed = fixed_n_correct(base, args.replications, seed_for(base))

@@ -558,9 +558,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=1000)
     parser.add_argument("--n-total", type=int, choices=(500, 2000), default=None)
+    parser.add_argument("--start", type=int, default=0, help="skip the first cells (resume)")
     args = parser.parse_args(argv)
-    cells = [c for c in full_grid() if args.n_total in (None, c.n_total)]
-    print(TABLE_HEADER, flush=True)
+    cells = [c for c in full_grid() if args.n_total in (None, c.n_total)][args.start :]
+    if args.start == 0:
+        print(TABLE_HEADER, flush=True)
     failed = []
     for cell in cells:
         result = simulate_sequential(cell, args.replications, seed_for(cell))
