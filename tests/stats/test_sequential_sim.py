@@ -187,8 +187,12 @@ def test_a_clear_reject_stops_the_session_with_reject():
 # --------------------------------------------------------------------------------------
 
 
+def cell_id(cell):
+    return f"N{cell.n_total}-{cell.strength}-{cell.judge}-{cell.truth:.2f}-J{cell.n_metrics}"
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("cell", full_grid(), ids=lambda cell: cell.label().replace(" ", "-"))
+@pytest.mark.parametrize("cell", full_grid(), ids=cell_id)
 def test_full_grid_cell_keeps_every_wrong_decision_within_alpha(cell):
     result = simulate_sequential(cell, REPLICATIONS, seed_for(cell))
     check_validity(result)
