@@ -49,11 +49,11 @@ Status = Literal["scale", "conditional", "reject"]
 DEFAULT_TAU = 0.5
 #: Points of the default grid of candidate values, on [0, scale].
 DEFAULT_GRID_POINTS = 1001
-#: Fraction of the largest safe bet that a bet may use (WSR24 §5.1 suggests c ∈ [1/2, 3/4]).
+#: Fraction of the largest safe bet that a bet may use (WSR24 suggest c ∈ [1/2, 3/4]).
 BET_TRUNCATION = 0.75
 #: Prior weight, in graded outputs, of β = 1 (classic PPI) in the predictable PPI weight.
 BETA_PRIOR_WEIGHT = 5.0
-#: Prior variance (one pseudo-observation) of the standardised residual (WSR24 Eq. 26).
+#: Prior variance (one pseudo-observation) of the standardised residual (WSR24 plug-in).
 PRIOR_VARIANCE = 0.25
 #: Floor on the predictable variance, so that a run of equal residuals keeps bets finite.
 VARIANCE_FLOOR = 1e-4
@@ -88,9 +88,9 @@ def draw_probabilities(
 
     Notes
     -----
-    q_t(i) = (1 − τ)·s_i / Σ_{U_t} s + τ / |U_t| for i ∈ U_t (ZC24 §3, the π^(τ) rule;
+    q_t(i) = (1 − τ)·s_i / Σ_{U_t} s + τ / |U_t| for i ∈ U_t (ZC24, the π^(τ) rule;
     SPEC §5.5). The floor τ/|U_t| bounds the inverse-probability weights by |U_t|/τ, which
-    the betting confidence sequence needs (SXR23 §3).
+    the betting confidence sequence needs (SXR23).
     """
     s = as_float_vector(uncertainty, "uncertainty")
     try:
@@ -139,8 +139,9 @@ def draw_next(q: ArrayLike, rng: np.random.Generator) -> int:
         raise ValueError(f"q must sum to 1, got {float(probabilities.sum())!r}")
     if not isinstance(rng, np.random.Generator):
         raise ValueError("rng must be a numpy.random.Generator (seeded by the caller)")
-    index = int(rng.choice(probabilities.size, p=probabilities / probabilities.sum()))
-    return index
+    cumulative = np.cumsum(probabilities)
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return min(index, int(np.flatnonzero(probabilities > 0)[-1]))  # guard the last bin
 
 
 # --------------------------------------------------------------------------------------
@@ -155,7 +156,7 @@ class BettingCells:
     Each cell [v_a, v_b] of candidate values carries its own predictable bets, constant on
     the cell, for two one-sided tests of the statistic X_t(v) = Zn_t − v·Zd_t:
 
-    - K⁺(v) = Π (1 + λ⁺ X(v)), λ⁺ ≥ 0, tests "the mean of X(v) ≤ 0" (WSR24 Eq. 8);
+    - K⁺(v) = Π (1 + λ⁺ X(v)), λ⁺ ≥ 0, tests "the mean of X(v) ≤ 0" (WSR24, capital process);
     - K⁻(v) = Π (1 − λ⁻ X(v)), λ⁻ ≥ 0, tests "the mean of X(v) ≥ 0".
 
     For a mean, Zd ≡ 1 and X(v) = Zn − v; for a ratio Σnum/Σden, Zn and Zd are the
@@ -163,7 +164,7 @@ class BettingCells:
     capital of that side reaches 1/α at both ends of the cell: X(v) is affine in v and the
     bet is constant on the cell, so log K is concave in v and its minimum on the cell is at
     an end. At the true value, the cell's process is a non-negative (super)martingale, and
-    Ville's inequality bounds by α the chance that it ever reaches 1/α (WSR24 Thm 3). A
+    Ville's inequality bounds by α the chance that it ever reaches 1/α (Ville 1939; WSR24). A
     rejection is kept for ever (running intersection).
     """
 
@@ -204,6 +205,40 @@ class BettingCells:
         self.rejected_plus = np.zeros((r, c), dtype=bool)
         self.rejected_minus = np.zeros((r, c), dtype=bool)
         self.z_sum = np.zeros((2, r))
+        self.window = (0, c)
+
+    def _shrink_window(self) -> None:
+        """Narrow the cells still bet on to those some replication has not rejected.
+
+        Below the first cell K⁺ has not rejected, and above the last one K⁻ has not, every
+        cell is outside the running intersection for good (the bounds only tighten).
+        """
+        kept_plus = ~self.rejected_plus
+        kept_minus = ~self.rejected_minus
+        cells = kept_plus.shape[1]
+        first = np.where(kept_plus.any(axis=1), kept_plus.argmax(axis=1), cells)
+        last = np.where(
+            kept_minus.any(axis=1), cells - kept_minus[:, ::-1].argmax(axis=1), 0
+        )  # one past the highest cell K⁻ has not rejected
+        start, stop = int(first.min()), int(last.max())
+        self.window = (start, max(start, stop))
+
+    def keep(self, rows: NDArray[np.bool_]) -> None:
+        """Keep only the replications marked in ``rows`` (the simulation drops stopped ones)."""
+        self.graded_y = [values[rows] for values in self.graded_y]
+        self.graded_f = [values[rows] for values in self.graded_f]
+        self.moments = [values[:, rows] for values in self.moments]
+        self.resid_mean = self.resid_mean[:, rows]
+        self.resid_sq = self.resid_sq[:, rows]
+        self.log_k_plus = self.log_k_plus[rows]
+        self.log_k_minus = self.log_k_minus[rows]
+        self.rejected_plus = self.rejected_plus[rows]
+        self.rejected_minus = self.rejected_minus[rows]
+        self.z_sum = self.z_sum[:, rows]
+        self.f_sum = (
+            self.f_sum[0][rows],
+            None if self.f_sum[1] is None else self.f_sum[1][rows],
+        )
 
     def beta(self, part: int) -> FloatArray:
         """Return the predictable PPI weight β_t of one part, clipped to [0, 1].
@@ -219,7 +254,7 @@ class BettingCells:
         with np.errstate(invalid="ignore", divide="ignore"):
             var_f = wff / w - (wf / w) ** 2
             cov = wfy / w - (wf / w) * (wy / w)
-            slope = np.where(var_f > 1e-12, cov / var_f, 1.0)  # ADZ23 Eq. 5, IPW-weighted
+            slope = np.where(var_f > 1e-12, cov / var_f, 1.0)  # PPI++ tuning (ADZ23), IPW-weighted
         slope = np.where(w > 0, slope, 1.0)
         shrunk = (BETA_PRIOR_WEIGHT + n_graded * slope) / (BETA_PRIOR_WEIGHT + n_graded)
         return np.clip(shrunk, 0.0, 1.0)
@@ -244,12 +279,12 @@ class BettingCells:
         the outputs not graded before this draw (the drawn one included).
         """
         big_n = self.n_total
+        beta_n = self.beta(0)  # from the t − 1 graded outputs: predictable
+        beta_d = self.beta(1)
         self.t += 1
         t = self.t
         n_left = big_n - t + 1  # |U_t|
-        weight_cap = n_left / (big_n * self.tau)  # 1/(N q) ≤ |U_t|/(N τ) (SXR23 §3)
-        beta_n = self.beta(0)
-        beta_d = self.beta(1)
+        weight_cap = n_left / (big_n * self.tau)  # 1/(N q) ≤ |U_t|/(N τ) (SXR23)
         # Predictable part c_t = β f̄ + (1/N) Σ_{S_{t−1}} (y − β f)   (research note §3)
         c_num = (beta_n * self.f_sum[0] + self.graded_y[0] - beta_n * self.graded_f[0]) / big_n
         resid_n = y_num - beta_n * f_num
@@ -272,12 +307,13 @@ class BettingCells:
         # Predictable range of X(v) = Zn − v·Zd over every possible draw (v ≥ 0).
         num_low = c_num - beta_n * f_num_max * weight_cap
         num_high = c_num + (1.0 - beta_n * f_num_min) * weight_cap
-        ends = self.ends[None, :, :]  # (1, C, 2)
+        a, b = self.window  # cells outside are rejected for good: no need to bet on them
+        ends = self.ends[None, a:b, :]  # (1, C, 2)
         x_low = num_low[:, None, None] - ends * den_high[:, None, None]
         x_high = num_high[:, None, None] - ends * den_low[:, None, None]
-        # Predictable base bets from the standardised residual's variance (WSR24 Eq. 26,
+        # Predictable base bets from the standardised residual's variance (WSR24,
         # predictable plug-in), on the scale of X: Var X_t ≈ (|U_t|/N)² σ̃².
-        mid = self.mid[None, :]
+        mid = self.mid[None, a:b]
         sq_n, sq_nd, sq_d = (self.resid_sq[k][:, None] for k in range(3))
         variance = (PRIOR_VARIANCE + sq_n - 2 * mid * sq_nd + mid * mid * sq_d) / t
         variance = np.maximum(variance, VARIANCE_FLOOR)
@@ -285,16 +321,20 @@ class BettingCells:
         scale_up = big_n / n_left
         base_plus = np.sqrt(2.0 * self.log_bar_lower / (variance * horizon)) * scale_up
         base_minus = np.sqrt(2.0 * self.log_bar_upper / (variance * horizon)) * scale_up
-        # Caps: 1 + λ⁺X ≥ 1 − c and 1 − λ⁻X ≥ 1 − c over the whole cell (WSR24 §5.1).
-        worst_low = np.maximum((-x_low).max(axis=-1), RANGE_FLOOR)
-        worst_high = np.maximum(x_high.max(axis=-1), RANGE_FLOOR)
+        # Caps: 1 + λ⁺X ≥ 1 − c and 1 − λ⁻X ≥ 1 − c over the whole cell (WSR24).
+        worst_low = np.maximum(np.max(-x_low, axis=-1, initial=0.0), RANGE_FLOOR)
+        worst_high = np.maximum(np.max(x_high, axis=-1, initial=0.0), RANGE_FLOOR)
         lam_plus = np.minimum(base_plus, BET_TRUNCATION / worst_low)[:, :, None]
         lam_minus = np.minimum(base_minus, BET_TRUNCATION / worst_high)[:, :, None]
         x = z_num[:, None, None] - ends * z_den[:, None, None]
-        self.log_k_plus += np.log1p(lam_plus * x)  # WSR24 Eq. 8, K⁺
-        self.log_k_minus += np.log1p(-lam_minus * x)  # WSR24 Eq. 8, K⁻
-        self.rejected_plus |= self.log_k_plus.min(axis=-1) >= self.log_bar_lower
-        self.rejected_minus |= self.log_k_minus.min(axis=-1) >= self.log_bar_upper
+        if b > a:
+            self.log_k_plus[:, a:b] += np.log1p(lam_plus * x)  # WSR24 capital process K⁺
+            self.log_k_minus[:, a:b] += np.log1p(-lam_minus * x)  # WSR24 capital process K⁻
+            self.rejected_plus[:, a:b] |= self.log_k_plus[:, a:b].min(axis=-1) >= self.log_bar_lower
+            self.rejected_minus[:, a:b] |= (
+                self.log_k_minus[:, a:b].min(axis=-1) >= self.log_bar_upper
+            )
+            self._shrink_window()
         # Update what the next draw's predictable quantities use.
         self.z_sum[0] += z_num
         self.z_sum[1] += z_den
@@ -392,12 +432,12 @@ def mean_sequence(
         Z_t = \\beta_t \\bar f + \\frac{1}{N}\\Big[\\sum_{i\\in S_{t-1}} (y_i - \\beta_t f_i)
         + \\frac{y_{I_t} - \\beta_t f_{I_t}}{q_t(I_t)}\\Big],
 
-    so E[Z_t | past] = θ_N = mean(y) over the N outputs exactly (SXR23 §3). With q_t ≥
+    so E[Z_t | past] = θ_N = mean(y) over the N outputs exactly (SXR23). With q_t ≥
     τ/|U_t|, Z_t lies in a predictable range, and the capital processes of
-    :class:`BettingCells` (WSR24 Eq. 8, predictable plug-in bets, Eq. 26, truncated at
+    :class:`BettingCells` (WSR24: capital processes with predictable plug-in bets, truncated at
     0.75 of the largest safe bet) test each candidate mean. With uniform draws and β = 0,
     Z_t − m = (|U_t|/N)·(y_{I_t} − (N m − Σ_{S_{t−1}} y)/|U_t|), the without-replacement
-    increment of WSR20 §3, so the sequence shrinks to the point mean(y) as t → N. The
+    increment of WSR20, so the sequence shrinks to the point mean(y) as t → N. The
     bounds are also intersected with the sure bounds Σ_S y/N and (Σ_S y + |U_{t+1}|)/N.
     Valid at every stopping time, for any judge, any τ and any N.
     """
@@ -509,8 +549,8 @@ def ratio_sequence(
     (K⁻) cells above; a cell falls when its capital reaches 1/α at both ends (log K is
     concave in r on a cell, the bet being constant there). The lower bound is the top of
     the run of rejected cells from the bottom of the grid, the upper bound the bottom of
-    the run from the top. This is the test-inversion construction of SXR23 §4 and WSR24
-    §6 applied to Σ(num − r·den) ≤ 0 / ≥ 0. If Σ den = 0 the ratio is undefined and the
+    the run from the top. This is the test-inversion construction of SXR23 and WSR24
+    applied to Σ(num − r·den) ≤ 0 / ≥ 0. If Σ den = 0 the ratio is undefined and the
     sequence promises nothing.
     """
     scale = _check_scale(scale)
@@ -713,7 +753,7 @@ def expected_more(
         width_half = float(path.upper[t // 2 - 1] - path.lower[t // 2 - 1])
         if width_now > 0 and width_half > width_now:
             exponent = float(np.clip(math.log(width_half / width_now) / math.log(2), 0.25, 1.0))
-    needed = max(1, math.ceil(t * shrink ** (1.0 / exponent) - t))  # undecided: ≥ 1 more
+    needed = max(1, math.ceil(t * shrink ** (1.0 / exponent) - t - 1e-9))  # ≥ 1 more
     return int(min(left, needed))
 
 
