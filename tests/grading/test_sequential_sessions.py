@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.db import DatabaseError, transaction
+from django.urls import reverse
 
 from audit.models import AuditEntry
 from charters.models import Charter
@@ -158,7 +159,7 @@ def test_it_stops_on_reject_at_the_budget_or_when_closed_withdrawing_open_work(w
     ).exists()
 
 
-def test_the_decision_records_the_sequential_stop(world):
+def test_the_decision_records_the_sequential_stop(world, client):
     session = sequential(world, budget=12)
     grade_all_open(session)
     session.refresh_from_db()
@@ -175,6 +176,10 @@ def test_the_decision_records_the_sequential_stop(world):
         assert estimates[metric_id]["lo"] == pytest.approx(entry["lower"][-1])
         assert estimates[metric_id]["hi"] == pytest.approx(entry["upper"][-1])
         assert "sequential draws" in estimates[metric_id]["estimator"]
+    client.force_login(world.reviewer)
+    page = client.get(reverse("decision-detail", args=[world.use_case.key, decision.pk]))
+    assert page.status_code == 200
+    assert "sequential draws" in page.content.decode()
     # The bounds narrow (a running intersection) grade by grade.
     for entry in grading["metrics"].values():
         assert np.all(np.diff(entry["lower"]) >= -1e-9)
