@@ -74,6 +74,7 @@ bench: venv .venv-inspect/.installed
 	$(PY) -m bench.cases_runs
 	$(PY) -m bench.cases_scorecard
 	$(PY) -m bench.cases_pages
+	$(PY) -m bench.cases_sequential
 
 # inspect_ai, the executor benchmark's peer, lives in its own environment (it pins boto3).
 .venv-inspect/.installed: bench/requirements-inspect.txt

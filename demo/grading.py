@@ -30,6 +30,9 @@ from grading.models import (
     OversightItem,
     OversightStudy,
     SessionArtefact,
+    SessionMode,
+    SessionStatus,
+    StopReason,
 )
 from grading.selectors.adjudication import dispute_catalogue
 from grading.selectors.agreement import AgreementReport, agreement_report
@@ -44,7 +47,8 @@ from grading.services.grades import (
     grades_save,
 )
 from grading.services.oversight import oversight_item_decide, oversight_study_create
-from grading.services.sessions import session_create
+from grading.services.sessions import session_close, session_create
+from runs.services.judging import judge_get_or_create
 
 SESSION_NAME = "Credit memo blind review, round 1"
 SESSION_SEED = 20261130
@@ -438,3 +442,75 @@ def _share(proportion: object) -> str:
         return "— (none decided)"
     interval = "" if lo is None else f" [{lo:.1%}, {hi:.1%}]"
     return f"{successes / n:.1%} ({successes}/{n}){interval}"
+
+
+SEQUENTIAL_NAME = "Credit memo grade until decided, round 1"
+SEQUENTIAL_SEED = 20261204
+SEQUENTIAL_AGREEMENT = 10  # outputs of the uniform sub-sample double-graded for agreement
+
+
+@dataclass(frozen=True)
+class DemoSequential:
+    session: GradingSession
+    grades_used: int
+    fixed_n: int  # outputs the fixed-n session graded for the same σ
+
+
+def demo_sequential(
+    *,
+    objects: DemoObjects,
+    runs: Sequence[JudgedRun],
+    fixed: GradingSession,
+    log: Callable[[str], None],
+) -> DemoSequential:
+    """Grade one σ until decided (SPEC §5.5) with the same simulated graders and adjudicator.
+
+    The budget is the fixed-n session's sample of that σ, so the two are compared on the
+    same footing: what the fixed design graded against what the sequential one needed.
+    """
+    users = _demo_users()
+    judged = runs[0]
+    fixed_n = next(arm["sampled"] for arm in fixed.arms if judged.run.pk in arm["runs"])
+    session = GradingSession.objects.filter(use_case=objects.use_case, name=SEQUENTIAL_NAME).first()
+    if session is None:
+        session = session_create(
+            actor=users["demo-owner"],
+            use_case=objects.use_case,
+            name=SEQUENTIAL_NAME,
+            runs=[judged.run],
+            graders=[users[g.username] for g in make_grades.GRADERS],
+            adjudicators=[users["demo-adjudicator"]],
+            mode=SessionMode.SEQUENTIAL,
+            judge=judge_get_or_create(kind="offline"),
+            budget=fixed_n,
+            agreement_size=SEQUENTIAL_AGREEMENT,
+            seed=SEQUENTIAL_SEED,
+        )
+    sigma_of = {judged.run.pk: judged.sigma}
+    # Graders grade what is in their queues; each final value may stop the session or draw
+    # the next outputs, so the loop runs until the session has stopped.
+    while session.status == SessionStatus.OPEN:
+        loaded, _submitted, _total = _grade(session, sigma_of, skip=())
+        adjudicated, _pending = _adjudicate(
+            session, sigma_of, users["demo-adjudicator"], resolve_all=True
+        )
+        session.refresh_from_db()
+        if not loaded and not adjudicated and session.status == SessionStatus.OPEN:
+            session = session_close(actor=users["demo-owner"], session=session)
+    stop = session.stop
+    log(
+        f"sequential session {session.public_id} '{session.name}' on σ {judged.sigma}: "
+        f"outputs drawn by the judge's uncertainty (τ = {session.tau}), budget "
+        f"{session.budget}; stopped after {stop['grades_used']} graded outputs "
+        f"({StopReason(stop['reason']).label.lower()}), {stop['withdrawn']} assignment(s) "
+        f"withdrawn; {len(session.agreement_sample)} uniform outputs double-graded for agreement"
+    )
+    for metric_id, entry in stop["metrics"].items():
+        bounds = f"[{entry['lower'][-1]:.1f}, {entry['upper'][-1]:.1f}]" if entry["lower"] else "—"
+        status = entry["status"] or f"undecided (about {entry['expected_more']} more)"
+        log(f"  {metric_id:<27} {bounds:>15}  {status}")
+    log(
+        f"grades needed: sequential {stop['grades_used']} outputs (+ the agreement sub-sample) "
+        f"against the fixed-n session's {fixed_n} outputs of σ {judged.sigma}"
+    )
+    return DemoSequential(session, int(stop["grades_used"]), fixed_n)

@@ -219,6 +219,10 @@ def decision_record(
         "value": dict(value) if value is not None else None,
         "stress": dict(stress) if stress is not None else None,
     }
+    if session is not None and session.is_sequential:
+        # SPEC §5.5: the mode, the stopping time, the grades used and each metric's sequence
+        # at the stop enter the hashed record.
+        record["grading"] = {**session.stop, "session": session.public_id, "tau": session.tau}
     recorded = _same_decision(run=run, charter=charter, record=record, evidence=evidence)
     if recorded is not None:
         raise ConflictError(
@@ -378,6 +382,17 @@ def decision_compute(
                 "Decision Undetermined: evidence the evaluation intensity requires is missing "
                 "(SPEC §6.4)",
                 *gaps,
+                *gate.reasons,
+            ),
+        )
+    stop = session.stop if session is not None and session.is_sequential else {}
+    if stop.get("undecided_at_budget"):
+        gate = replace(
+            gate,
+            reasons=(
+                f"Undecided at budget: the sequential session stopped after "
+                f"{stop['grades_used']} grades without settling every gated metric; the status "
+                "is the conservative one at the stop (SPEC §5.5)",
                 *gate.reasons,
             ),
         )
@@ -563,6 +578,12 @@ def decision_create(
     _refuse_charter(charter)
     _refuse_run(use_case, run)
     _refuse_session(use_case, run, session)
+    if session is not None and session.is_sequential and judge != session.judge:
+        raise ServiceError(
+            f"Grading session {session.public_id} drew its outputs by judge "
+            f"{session.judge_id}'s uncertainty and its sequences use that judge: choose it.",
+            field="judge",
+        )
     _refuse_judge(charter, run, judge)
     _refuse_study(use_case, run, oversight_study)
     _refuse_stress_run(run, stress_run)
@@ -644,6 +665,16 @@ def _refuse_session(use_case: UseCase, run: Run, session: GradingSession | None)
             f"{run.pk}; choose a session that grades this run's outputs.",
             field="session",
         )
+    if session.is_sequential:
+        if not session.stop:
+            raise ConflictError(
+                f"Grading session {session.public_id} ({session.name}) is sequential and has "
+                "not stopped: it stops by itself when every gated metric is settled, when one "
+                "is settled Reject, or at its budget (SPEC §5.5). Have the graders and the "
+                "adjudicator carry on, then record it.",
+                field="session",
+            )
+        return
     detail = session_detail(session=session)
     unsubmitted = detail.progress.assignments - detail.progress.submitted
     pending = detail.disputes_pending

@@ -16,7 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from charters.models import Charter, Task, TaskSet, UseCase
-from runs.models import Output, Run
+from runs.models import Judge, Output, Run
 
 PUBLIC_ID_LENGTH = 12
 PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits
@@ -39,6 +39,19 @@ class SampleDesign(models.TextChoices):
 class SessionStatus(models.TextChoices):
     OPEN = "open", "Open"
     CLOSED = "closed", "Closed"
+
+
+class SessionMode(models.TextChoices):
+    FIXED = "fixed", "Fixed n (the whole sample drawn at creation)"
+    SEQUENTIAL = "sequential", "Sequential (grade until decided, SPEC §5.5)"
+
+
+class StopReason(models.TextChoices):
+    DECIDED = "decided", "Every gated metric settled"
+    REJECT = "reject", "A gated metric settled Reject"
+    BUDGET = "budget", "Undecided at budget"
+    EXHAUSTED = "exhausted", "Every output graded"
+    CLOSED = "closed", "Closed by the charter owner before the rule decided"
 
 
 class GradingSession(models.Model):
@@ -68,12 +81,35 @@ class GradingSession(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # Sequential sessions (SPEC §5.5): outputs are drawn one at a time as grading proceeds.
+    mode = models.CharField(max_length=10, choices=SessionMode.choices, default=SessionMode.FIXED)
+    tau = models.FloatField(null=True, blank=True, help_text="Uniform share τ of q_t.")
+    budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most outputs drawn (the grading budget)."
+    )
+    lookahead = models.PositiveSmallIntegerField(
+        default=0, help_text="Draws kept ahead of the final values, so graders are not starved."
+    )
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # The graders each new draw is assigned to (a fixed-n session assigns all at creation).
+    graders = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="+", blank=True)
+    # The uniform sub-sample double-graded for agreement (SPEC §5.1, §5.5): artefact pks.
+    agreement_sample = models.JSONField(default=list, blank=True)
+    # Each gated metric's sequence over the final prefix, as last evaluated; and the stop.
+    sequence = models.JSONField(default=dict, blank=True)
+    stop = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
         return f"grading session {self.name} ({self.sample_size} artefacts)"
+
+    @property
+    def is_sequential(self) -> bool:
+        return self.mode == SessionMode.SEQUENTIAL
 
 
 class ArtefactKind(models.TextChoices):
@@ -126,6 +162,7 @@ class AssignmentStatus(models.TextChoices):
     PENDING = "pending", "Not started"
     IN_PROGRESS = "in_progress", "In progress"
     SUBMITTED = "submitted", "Submitted"
+    WITHDRAWN = "withdrawn", "Withdrawn"
 
 
 class Assignment(models.Model):
@@ -166,6 +203,35 @@ class Assignment(models.Model):
     @property
     def is_submitted(self) -> bool:
         return self.status == AssignmentStatus.SUBMITTED
+
+
+class SequentialDraw(models.Model):
+    """One draw of a sequential session: which artefact came t-th and with what q_t (§5.5).
+
+    Append-only: the database refuses every UPDATE and DELETE (``grading.0003``). ``q`` is
+    the probability the drawn output had at draw time, computed from what was known then;
+    ``remaining`` is |U_t| and ``undecided`` the gated metrics s_i summed over.
+    """
+
+    session = models.ForeignKey(GradingSession, on_delete=models.PROTECT, related_name="draws")
+    index = models.PositiveIntegerField()
+    artefact = models.OneToOneField(SessionArtefact, on_delete=models.PROTECT, related_name="draw")
+    q = models.FloatField()
+    remaining = models.PositiveIntegerField()
+    undecided = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "index"], name="draw_unique_index"),
+            models.CheckConstraint(
+                condition=Q(q__gt=0) & Q(q__lte=1), name="draw_probability_range"
+            ),
+        ]
+        ordering = ["session", "index"]
+
+    def __str__(self) -> str:
+        return f"draw {self.index} of session {self.session_id}"
 
 
 class Grade(models.Model):

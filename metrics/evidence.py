@@ -249,6 +249,14 @@ def unit_metric_evidence(
     return source.evidence(metric_id)
 
 
+def unit_metrics_evidence(
+    *, metric_ids: list[str], run: Run, session: GradingSession | None, judge: Judge | None
+) -> dict[str, RunEvidence]:
+    """Return the evidence of several metrics of one run, reading the run's evidence once."""
+    source = RunEvidenceSource(run=run, session=session, judge=judge)
+    return {metric_id: source.evidence(metric_id) for metric_id in metric_ids}
+
+
 def _human_scores(labels: Mapping[str, str]) -> dict[str, float]:
     scores: dict[str, float] = {}
     for field, value in labels.items():

@@ -24,6 +24,7 @@ from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
 from metrics.estimate import MetricEstimate
 from metrics.evidence import RunEvidenceSource, unit_metric_evidence
+from metrics.sequential import sequential_estimates
 from metrics.task_estimators import (
     catch_rate_estimate,
     cost_per_successful_task_estimate,
@@ -130,6 +131,8 @@ def charter_estimates(
         else:
             estimate = _missing(metric_id, confidence, "A", _no_evidence(metric_id))
         estimates[metric_id] = estimate
+    if session is not None and session.is_sequential and session.stop:
+        return sequential_estimates(session=session, estimates=estimates)
     return estimates
 
 

@@ -162,3 +162,29 @@ def grade_apart(artefact: Any, *, both_submit: bool = True) -> list[Assignment]:
     for assignment in assignments[: 2 if both_submit else 1]:
         assignment_submit(actor=assignment.grader, assignment=assignment)
     return assignments
+
+
+def grade_all_open(session: GradingSession) -> int:
+    """Have each grader grade and submit their open assignments (all agreeing) until none is
+    left or the session stops (a sequential session draws more as values become final)."""
+    from grading.models import AssignmentStatus, SessionStatus
+
+    done = 0
+    while True:
+        session.refresh_from_db()
+        if session.status != SessionStatus.OPEN:
+            return done
+        assignment = (
+            Assignment.objects.filter(
+                session=session,
+                status__in=[AssignmentStatus.PENDING, AssignmentStatus.IN_PROGRESS],
+            )
+            .select_related("grader", "artefact", "session")
+            .order_by("pk")
+            .first()
+        )
+        if assignment is None:
+            return done
+        fill(assignment)
+        assignment_submit(actor=assignment.grader, assignment=assignment)
+        done += 1

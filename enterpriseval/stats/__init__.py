@@ -22,19 +22,33 @@ from enterpriseval.stats.ppi import (
 )
 from enterpriseval.stats.reliability import pass_at_k, pass_hat_k
 from enterpriseval.stats.sample_size import outputs_to_clear, required_sample_size
+from enterpriseval.stats.sequential import (
+    SequencePath,
+    draw_next,
+    draw_probabilities,
+    expected_more,
+    mean_sequence,
+    ratio_sequence,
+    settle,
+)
 
 __all__ = [
     "Estimate",
     "LabelErrorBound",
+    "SequencePath",
     "classical_mean_ci",
     "clopper_pearson_interval",
     "cluster_mean_ci",
     "cluster_ratio_ci",
     "cohens_kappa",
+    "draw_next",
+    "draw_probabilities",
+    "expected_more",
     "fleiss_kappa",
     "korn_graubard_interval",
     "krippendorff_alpha",
     "label_error_bound",
+    "mean_sequence",
     "outputs_to_clear",
     "pass_at_k",
     "pass_hat_k",
@@ -42,6 +56,8 @@ __all__ = [
     "ppi_mean_ci",
     "ppi_mean_estimate",
     "ppi_proportion_ci",
+    "ratio_sequence",
     "required_sample_size",
+    "settle",
     "wilson_interval",
 ]

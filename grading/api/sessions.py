@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 from charters.models import UseCase
 from enterpriseval.api import ErrorOutput, validated
 from enterpriseval.errors import ServiceError
-from grading.models import GradingSession, SampleDesign
+from grading.models import GradingSession, SampleDesign, SessionMode
 from grading.selectors.sessions import (
     session_access,
     session_artefacts,
@@ -41,7 +41,7 @@ from grading.selectors.sessions import (
 from grading.services.grade_import import grades_import
 from grading.services.sessions import MAX_SEED, session_close, session_create
 from grading.views.sessions import GRADES_CONTENT_TYPE, grades_response
-from runs.models import Run
+from runs.models import Judge, Run
 
 
 class JSONLinesParser(BaseParser):
@@ -97,6 +97,30 @@ class SessionCreateInput(serializers.Serializer[dict[str, Any]]):
         allow_null=True,
         help_text="Default: a random seed, recorded.",
     )
+    mode = serializers.ChoiceField(
+        choices=SessionMode.values,
+        default=SessionMode.FIXED,
+        help_text="fixed: the whole sample drawn now; sequential: grade until decided (one "
+        "run), outputs drawn one at a time by the judge's uncertainty (SPEC §5.5).",
+    )
+    judge = serializers.IntegerField(
+        min_value=1, required=False, allow_null=True, help_text="Sequential: the judge's id."
+    )
+    tau = serializers.FloatField(
+        min_value=0.0, max_value=1.0, default=0.5, help_text="Sequential: uniform share τ."
+    )
+    budget = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        allow_null=True,
+        help_text="Sequential: most outputs graded. Default: the charter's planned n for the σ.",
+    )
+    agreement_size = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        allow_null=True,
+        help_text="Sequential: outputs of the uniform sub-sample double-graded for agreement.",
+    )
 
 
 class ProgressOutput(serializers.Serializer[Any]):
@@ -136,6 +160,12 @@ class SessionOutput(serializers.Serializer[GradingSession]):
     arms = ArmOutput(many=True, help_text="The design per σ: the planned n is per σ.")
     graders_per_artefact = serializers.IntegerField()
     include_baselines = serializers.BooleanField()
+    mode = serializers.CharField(help_text="fixed or sequential (SPEC §5.5).")
+    tau = serializers.FloatField(allow_null=True)
+    budget = serializers.IntegerField(allow_null=True)
+    stop = serializers.JSONField(
+        help_text="Sequential, once stopped: reason, grades used, each metric's sequence."
+    )
     created_by = serializers.CharField(source="created_by.get_username")
     created_at = serializers.DateTimeField()
     closed_at = serializers.DateTimeField(allow_null=True)
@@ -276,6 +306,11 @@ class SessionListApi(APIView):
             graders_per_artefact=data["graders_per_artefact"],
             seed=data.get("seed"),
             stratify_by=data["stratify_by"],
+            mode=data["mode"],
+            judge=session_judge(data.get("judge")),
+            tau=data["tau"],
+            budget=data.get("budget"),
+            agreement_size=data.get("agreement_size"),
         )
         return Response(session_detail_data(session), status=status.HTTP_201_CREATED)
 
@@ -414,6 +449,16 @@ def session_runs(use_case: UseCase, ids: list[int]) -> list[Run]:
         if run_id not in found:
             raise ServiceError(f"runs: no run {run_id} in {use_case.key}", field="runs")
     return [found[run_id] for run_id in ids]
+
+
+def session_judge(judge_id: int | None) -> Judge | None:
+    """Return the judge ``judge_id`` (None for none); refuse an unknown one (field judge)."""
+    if judge_id is None:
+        return None
+    judge = Judge.objects.filter(pk=judge_id).first()
+    if judge is None:
+        raise ServiceError(f"judge: no judge {judge_id}", field="judge")
+    return judge
 
 
 def session_users(usernames: list[str], field: str) -> list[Any]:

@@ -92,12 +92,19 @@ class SessionRatings:
 
 
 def session_ratings(*, session: GradingSession) -> SessionRatings:
-    """Return every field of every unit of the artefacts whose assignments are all submitted."""
-    artefacts = list(session.artefacts.only("pk", "kind", "output_id", "session_id"))
+    """Return every field of every unit of the artefacts whose assignments are all submitted.
+
+    A sequential session's agreement is read on its uniform sub-sample only (SPEC §5.5: the
+    active draws over-sample hard outputs and would bias κ).
+    """
+    artefacts_of = session.artefacts.all()
+    assigned = Assignment.objects.filter(session=session)
+    if session.is_sequential:
+        artefacts_of = artefacts_of.filter(pk__in=session.agreement_sample)
+        assigned = assigned.filter(artefact_id__in=session.agreement_sample)
+    artefacts = list(artefacts_of.only("pk", "kind", "output_id", "session_id"))
     assignments = list(
-        Assignment.objects.filter(session=session)
-        .order_by("pk")
-        .values_list(
+        assigned.order_by("pk").values_list(
             "pk", "artefact_id", "grader_id", "grader__username", "status", "seconds_spent"
         )
     )

@@ -138,7 +138,7 @@ def session_list(*, use_case: UseCase) -> list[SessionSummary]:
 def _progress(artefacts: int, by_status: dict[str, int]) -> SessionProgress:
     return SessionProgress(
         artefacts=artefacts,
-        assignments=sum(by_status.values()),
+        assignments=sum(n for s, n in by_status.items() if s != AssignmentStatus.WITHDRAWN),
         submitted=by_status.get(AssignmentStatus.SUBMITTED, 0),
         in_progress=by_status.get(AssignmentStatus.IN_PROGRESS, 0),
     )
@@ -264,7 +264,7 @@ def _grader_progress(session: GradingSession) -> list[GraderProgress]:
     rows = (
         session.assignments.values("grader__username")
         .annotate(
-            assigned=Count("pk"),
+            assigned=Count("pk", filter=~Q(status=AssignmentStatus.WITHDRAWN)),
             submitted=Count("pk", filter=submitted),
             in_progress=Count("pk", filter=Q(status=AssignmentStatus.IN_PROGRESS)),
             mean_seconds=Avg("seconds_spent", filter=submitted),

@@ -79,6 +79,7 @@ def grading_queue(*, user: AbstractBaseUser | AnonymousUser) -> list[QueueSessio
         return []
     rows = (
         Assignment.objects.filter(grader=user, session__status=SessionStatus.OPEN)
+        .exclude(status=AssignmentStatus.WITHDRAWN)
         .order_by("session__created_at", "session_id", "position")
         .values_list(
             "session__public_id",
@@ -112,6 +113,34 @@ def grading_queue(*, user: AbstractBaseUser | AnonymousUser) -> list[QueueSessio
             )
         )
     return queue
+
+
+@dataclass(frozen=True, slots=True)
+class EndedSession:
+    """A session that ended while ``withdrawn`` of the grader's outputs were not submitted."""
+
+    name: str
+    use_case_key: str
+    withdrawn: int
+
+
+def ended_sessions(*, user: AbstractBaseUser | AnonymousUser) -> list[EndedSession]:
+    """Return the sessions that ended with some of ``user``'s work withdrawn (one query).
+
+    The queue says only that the session ended; never why (a grader must not learn how the
+    grades so far read, SPEC §5.1, §5.5).
+    """
+    if not user.is_authenticated:
+        return []
+    rows = (
+        Assignment.objects.filter(grader=user, status=AssignmentStatus.WITHDRAWN)
+        .values("session__name", "session__use_case__key", "session__created_at")
+        .annotate(n=Count("pk"))
+        .order_by("-session__created_at")
+    )
+    return [
+        EndedSession(row["session__name"], row["session__use_case__key"], row["n"]) for row in rows
+    ]
 
 
 def assignment_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Assignment]:

@@ -31,6 +31,7 @@ from grading.adjudication_io import (
 )
 from grading.models import Adjudication, GradingSession, SessionArtefact, SessionStatus
 from grading.selectors.adjudication import dispute_catalogue
+from grading.services.sequential import sequential_after_final
 
 ALL: Literal["all"] = "all"
 Problem3 = tuple[str, str, Problem]
@@ -250,6 +251,7 @@ def adjudications_record(
         raise ServiceError("Choose a final value for at least one pending field.", field="values")
     recorded = _write(actor, session, artefact, disputes, chosen, via=via)
     moot += _made_moot(disputes, chosen, moot)
+    sequential_after_final(actor=actor, session=session, artefact=artefact)
     return AdjudicationOutcome(recorded, not_asked, moot)
 
 
@@ -295,6 +297,7 @@ def adjudication_take(
         )
     recorded = _write(actor, session, artefact, disputes, values, via=f"take Grader {grader}")
     moot += _made_moot(disputes, values, moot)
+    sequential_after_final(actor=actor, session=session, artefact=artefact)
     return AdjudicationOutcome(recorded, not_asked, moot)
 
 
@@ -368,4 +371,5 @@ def adjudications_import(
         target=locked,
         payload={"session": locked.public_id, "filename": filename, **asdict(result)},
     )
+    sequential_after_final(actor=actor, session=locked)
     return result

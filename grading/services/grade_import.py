@@ -31,6 +31,7 @@ from grading.grade_io import (
 from grading.models import Assignment, Grade, GradingSession, SessionStatus
 from grading.selectors.sessions import grade_catalogue
 from grading.services.grades import GradeChange, assignment_submit, grades_save
+from grading.services.sequential import sequential_after_final
 
 IMPORT_ROLES = (Role.CHARTER_OWNER,)
 _LISTED = 5
@@ -106,6 +107,7 @@ def grades_import(
         target=locked,
         payload={"session": locked.public_id, "filename": filename, **asdict(result)},
     )
+    sequential_after_final(actor=actor, session=locked)
     return result
 
 
@@ -150,7 +152,7 @@ class _Importer:
         if seconds_changed:
             Assignment.objects.filter(pk=assignment.pk).update(seconds_spent=record.seconds)
         if record.submitted:
-            assignment_submit(actor=grader, assignment=assignment)
+            assignment_submit(actor=grader, assignment=assignment, evaluate=False)
             self.counts["submitted"] += 1
         else:
             self.counts["drafts"] += 1

@@ -31,6 +31,7 @@ from grading.models import (
 from grading.rubric import field_for, is_asked, missing_fields
 from grading.selectors.artefacts import grades_of, units_of
 from grading.services.adjudication import FinalValue, adjudications_record
+from grading.services.sequential import sequential_after_final
 
 #: Most seconds one save or heartbeat may add: a tab left open overnight is not grading time.
 MAX_ELAPSED_PER_CALL = 120.0
@@ -213,9 +214,18 @@ def grades_sha256(grades: dict[str, dict[str, str]]) -> str:
 
 @transaction.atomic
 def assignment_submit(
-    *, actor: AbstractBaseUser, assignment: Assignment, elapsed_seconds: float = 0.0
+    *,
+    actor: AbstractBaseUser,
+    assignment: Assignment,
+    elapsed_seconds: float = 0.0,
+    evaluate: bool = True,
 ) -> Assignment:
-    """Submit a complete assignment; drop grades not asked (severity of a sound item)."""
+    """Submit a complete assignment; drop grades not asked (severity of a sound item).
+
+    In a sequential session the submission may make an output's value final: the stopping
+    rule is asked and the draws topped up (``evaluate=False`` leaves that to the caller, as
+    an import does once at its end).
+    """
     locked = _locked(assignment, actor)
     if locked.is_submitted:
         raise ConflictError("This assignment is already submitted.", field="status")
@@ -255,6 +265,8 @@ def assignment_submit(
             "seconds_spent": round(locked.seconds_spent, 1),
         },
     )
+    if evaluate:
+        sequential_after_final(actor=actor, session=locked.session, artefact=locked.artefact)
     return locked
 
 

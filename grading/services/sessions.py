@@ -28,6 +28,7 @@ from grading.models import (
     GradingSession,
     SampleDesign,
     SessionArtefact,
+    SessionMode,
     SessionStatus,
 )
 from grading.sampling import (
@@ -40,7 +41,12 @@ from grading.sampling import (
     stratum_label,
     stratum_run,
 )
-from runs.models import Output, OutputStatus, Run, RunStatus, Unit
+from grading.services.sequential import (
+    DEFAULT_TAU,
+    sequential_close,
+    sequential_session_create,
+)
+from runs.models import Judge, Output, OutputStatus, Run, RunStatus, Unit
 
 SESSION_ROLES = (Role.CHARTER_OWNER,)
 MAX_SEED = 2**62
@@ -183,6 +189,11 @@ def session_create(
     graders_per_artefact: int = 2,
     seed: int | None = None,
     stratify_by: str = "",
+    mode: str = SessionMode.FIXED,
+    judge: Judge | None = None,
+    tau: float = DEFAULT_TAU,
+    budget: int | None = None,
+    agreement_size: int | None = None,
 ) -> GradingSession:
     """Draw a seeded blinded sample of the runs' graded outputs and assign it to graders.
 
@@ -194,6 +205,11 @@ def session_create(
     each run is represented in proportion, and with ``stratify_by`` (a task metadata key) one
     stratum per value of that key within each run (:func:`grading.sampling.stratum_label`;
     the estimators weight each stratum by N_h/n_h); neither arm nor stratum reaches a grader.
+
+    ``mode="sequential"`` (SPEC §5.5) draws one run's outputs one at a time while grading
+    proceeds, by the ``judge``'s uncertainty with uniform share ``tau``, up to ``budget``
+    outputs (default: the charter's plan for the σ), beside a uniform sub-sample of
+    ``agreement_size`` outputs for agreement (:mod:`grading.services.sequential`).
     """
     require_role(actor, use_case, SESSION_ROLES)
     charter = Charter.objects.frozen().filter(use_case=use_case).order_by("-version").first()
@@ -206,12 +222,22 @@ def session_create(
     name = name.strip()
     if not name:
         raise ServiceError("Give the session a name.", field="name")
+    if mode not in SessionMode.values:
+        raise ServiceError(
+            f"mode must be one of {', '.join(SessionMode.values)}, got {mode!r}", field="mode"
+        )
     if design not in SampleDesign.values:
         raise ServiceError(
             f"design must be one of {', '.join(SampleDesign.values)}, got {design!r}",
             field="design",
         )
     stratify_by = stratify_by.strip()
+    if stratify_by and mode == SessionMode.SEQUENTIAL:
+        raise ServiceError(
+            "stratify_by applies to fixed-n sessions: a sequential session draws by the "
+            "judge's uncertainty (SPEC §5.5).",
+            field="stratify_by",
+        )
     if stratify_by and design != SampleDesign.STRATIFIED:
         raise ServiceError(
             "stratify_by needs the stratified design: a uniform sample has no strata.",
@@ -273,10 +299,32 @@ def session_create(
             "The runs have no succeeded outputs of graded tasks to sample.", field="runs"
         )
     plan = sample_plan(charter=charter, runs=runs, outputs=outputs, baselines=len(baselines))
-    sizes = _arm_sizes(plan, sample_size)
     seed = secrets.randbelow(MAX_SEED) if seed is None else seed
     if not 0 <= seed < MAX_SEED:
         raise ServiceError(f"seed must be between 0 and 2^62, got {seed}.", field="seed")
+    if mode == SessionMode.SEQUENTIAL:
+        if len(runs) != 1 or include_baselines:
+            raise ServiceError(
+                "A sequential session decides one σ's run: choose one run and no baselines.",
+                field="runs",
+            )
+        return sequential_session_create(
+            actor=actor,
+            use_case=use_case,
+            charter=charter,
+            name=name,
+            run=runs[0],
+            grader_ids=grader_ids,
+            adjudicator_ids=adjudicator_ids,
+            graders_per_artefact=graders_per_artefact,
+            seed=seed,
+            judge=judge,
+            tau=tau,
+            budget=budget if budget is not None else sample_size,
+            planned=plan.arms[0].size,
+            agreement_size=agreement_size,
+        )
+    sizes = _arm_sizes(plan, sample_size)
     sample = draw_arms(candidates, sizes, seed=seed, design=design)
     size = len(sample)
     arms = _arm_records(plan, sizes, sample, runs, configuration_of)
@@ -297,6 +345,7 @@ def session_create(
     )
     session.runs.set(runs)
     session.adjudicators.set(adjudicator_ids)
+    session.graders.set(grader_ids)
     output_task = {o.pk: o.task_id for o in outputs}
     artefacts = SessionArtefact.objects.bulk_create(
         [
@@ -408,6 +457,10 @@ def session_close(*, actor: AbstractBaseUser, session: GradingSession) -> Gradin
     locked = GradingSession.objects.select_for_update().get(pk=session.pk)
     if locked.status == SessionStatus.CLOSED:
         raise ConflictError("The session is already closed.", field="status")
+    if locked.is_sequential:
+        closed = sequential_close(actor=actor, session=locked)
+        if closed.status == SessionStatus.CLOSED:
+            return closed
     locked.status = SessionStatus.CLOSED
     locked.closed_at = timezone.now()
     locked.save(update_fields=["status", "closed_at"])

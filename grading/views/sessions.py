@@ -18,7 +18,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from enterpriseval.errors import ServiceError
 from enterpriseval.limits import upload_status
-from grading.models import GradingSession, SampleDesign, SessionStatus
+from grading.models import GradingSession, SampleDesign, SessionMode, SessionStatus
+from grading.selectors.sequential import judge_choices, sequence_plots
 from grading.selectors.sessions import (
     SessionChoices,
     arms_text,
@@ -32,6 +33,7 @@ from grading.selectors.sessions import (
     session_list,
 )
 from grading.services.grade_import import grades_import
+from grading.services.sequential import DEFAULT_TAU
 from grading.services.sessions import MAX_SEED, session_close, session_create
 from runs.models import Run
 
@@ -88,6 +90,36 @@ class SessionForm(forms.Form):
         required=False,
         help_text="Blank: a random seed, recorded with the session so the sample can be redrawn.",
     )
+    mode = forms.ChoiceField(
+        choices=SessionMode.choices,
+        initial=SessionMode.FIXED,
+        required=False,
+        widget=forms.RadioSelect,
+        help_text="Sequential: check one run; outputs are drawn one at a time by the judge's "
+        "uncertainty and grading stops when every gated metric is settled (SPEC §5.5).",
+    )
+    judge = forms.ModelChoiceField(
+        queryset=None, required=False, help_text="Sequential: the judge whose uncertainty draws."
+    )
+    tau = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        initial=DEFAULT_TAU,
+        required=False,
+        label="τ",
+        help_text="Sequential: uniform share (blank: 0.5).",
+    )
+    budget = forms.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="Sequential: most outputs graded. Blank: the charter's planned n for the σ.",
+    )
+    agreement_size = forms.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="Sequential: outputs of the uniform sub-sample double-graded for agreement "
+        "(blank: 10).",
+    )
 
     def __init__(self, *args: Any, choices: SessionChoices, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -98,6 +130,10 @@ class SessionForm(forms.Form):
         assert isinstance(graders, forms.ModelMultipleChoiceField)
         assert isinstance(adjudicators, forms.ModelMultipleChoiceField)
         runs.queryset = choices.runs
+        judge = self.fields["judge"]
+        assert isinstance(judge, forms.ModelChoiceField)
+        judge.queryset = judge_choices(runs=choices.runs)
+        judge.label_from_instance = lambda j: f"{j.name} {j.version}"
         runs.label_from_instance = _run_label
         graders.queryset = choices.graders
         adjudicators.queryset = choices.adjudicators
@@ -156,6 +192,11 @@ def session_new_view(request: HttpRequest, key: str) -> HttpResponse:
             graders_per_artefact=data["graders_per_artefact"],
             seed=data["seed"],
             stratify_by=data["stratify_by"],
+            mode=data["mode"] or SessionMode.FIXED,
+            judge=data["judge"],
+            tau=DEFAULT_TAU if data["tau"] is None else data["tau"],
+            budget=data["budget"],
+            agreement_size=data["agreement_size"],
         )
     except ServiceError as error:
         form.add_error(error.field if error.field in form.fields else None, error.message)
@@ -182,6 +223,7 @@ def session_detail_view(request: HttpRequest, key: str, public_id: str) -> HttpR
             "artefacts": session_artefacts(session=session),
             "can_write": session_can_write(request.user, use_case),
             "is_open": session.status == SessionStatus.OPEN,
+            "sequence_plots": sequence_plots(session=session),
         },
     )
 

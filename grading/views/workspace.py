@@ -20,6 +20,7 @@ from grading.selectors.workspace import (
     RESERVED_KEYS,
     assignment_siblings,
     assignment_workspace,
+    ended_sessions,
     grading_queue,
     next_open_of,
 )
@@ -28,7 +29,11 @@ from grading.services.grades import GradeChange, assignment_submit, grades_save
 
 @login_required
 def grading_queue_view(request: HttpRequest) -> HttpResponse:
-    return render(request, "grading/queue.html", {"queue": grading_queue(user=request.user)})
+    return render(
+        request,
+        "grading/queue.html",
+        {"queue": grading_queue(user=request.user), "ended": ended_sessions(user=request.user)},
+    )
 
 
 @login_required

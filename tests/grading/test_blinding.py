@@ -85,6 +85,7 @@ def forbidden_for(world: GradingWorld, grader) -> list[Forbidden]:
         *(
             (f"stratum {stratum!r}", stratum)
             for stratum in set(world.session.artefacts.values_list("stratum", flat=True))
+            if stratum
         ),
         *(
             (f"user name of grader {other.username!r}", other.username)
@@ -388,3 +389,72 @@ class _Text:
 
     def get(self, name: str, default: str = "") -> str:
         return self.headers.get(name, default)
+
+
+def test_no_page_or_endpoint_tells_a_grader_why_an_output_came_next(blinding_world):
+    """A sequential session (SPEC §5.5): no grader page or response shows q_t, the judge or
+    its scores, the sequences or why a session ended; the queue says only that it ended."""
+    from dataclasses import replace
+
+    from grading.models import AssignmentStatus, SequentialDraw
+    from grading.services.sessions import session_close, session_create
+    from runs.models import JudgeScore
+    from runs.services.judging import judge_get_or_create, judge_run
+
+    world = blinding_world
+    judge = judge_get_or_create(kind="offline")
+    judge_run(actor=world.model_owner, run=world.runs[0], judge=judge, purpose="gated")
+    session = session_create(
+        actor=world.owner,
+        use_case=world.use_case,
+        name="Credit memo round 2",
+        runs=[world.runs[0]],
+        graders=world.graders,
+        adjudicators=[world.adjudicator],
+        mode="sequential",
+        judge=judge,
+        budget=10,
+        agreement_size=3,
+        seed=11,
+    )
+    sequential = replace(world, session=session)
+    draws = list(SequentialDraw.objects.filter(session=session))
+    rationales = set(
+        JudgeScore.objects.filter(judge=judge)
+        .exclude(rationale="")
+        .values_list("rationale", flat=True)[:50]
+    )
+    words = [
+        "sequential",
+        "q_t",
+        "τ",
+        "uncertaint",
+        "settled",
+        "decided after",
+        f"{judge.name} {judge.version}",
+        judge.rubric_sha256[:12],
+    ]
+    secret = [
+        *(Forbidden(f"word {w!r}", re.compile(re.escape(w), re.I)) for w in words),
+        *(Forbidden(f"q of draw {d.index}", re.compile(re.escape(repr(d.q)[:7]))) for d in draws),
+        *(
+            Forbidden("a judge rationale", re.compile(re.escape(r)))
+            for r in rationales
+            if len(r) > 20
+        ),
+    ]
+    grader = Assignment.objects.filter(artefact=draws[0].artefact).first().grader
+    scan = Scan(sequential, grader)
+    scan.forbidden += secret
+    for assignment in Assignment.objects.filter(grader=grader, session=session):
+        scan.get(reverse("grading-workspace", args=[assignment.public_id]))
+        scan.get(f"/api/v1/grading/assignments/{assignment.public_id}/")
+    scan_gets(scan, sequential, grader, lambda name: "grading" in name or name == "home")
+    assert "/grading/" in scan.reachable
+    session_close(actor=world.owner, session=session)
+    assert Assignment.objects.filter(session=session, status=AssignmentStatus.WITHDRAWN).exists()
+    queue = scan.client.get("/grading/")
+    scan.check("GET /grading/ after the stop", queue)
+    assert "has ended" in queue.content.decode()
+    scan.get("/api/v1/grading/assignments/")
+    assert not scan.leaks, "\n".join(scan.leaks)

@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.selectors import audit_verify
 from demo.decisions import demo_decisions
-from demo.grading import demo_grading, demo_oversight, demo_practice
+from demo.grading import demo_grading, demo_oversight, demo_practice, demo_sequential
 from demo.loaders import demo_evaluation_object, demo_runs
 from demo.scorecards import demo_scorecards
 from gates.decision_file import DecisionFileError, load_decision_file
@@ -53,6 +53,9 @@ class Command(BaseCommand):
         self.stdout.write("══ Blinded expert grading (simulated graders with known error rates) ══")
         grading = demo_grading(objects=objects, runs=judged, log=self.stdout.write)
         oversight = demo_oversight(objects=objects, runs=judged, log=self.stdout.write)
+        self.stdout.write("")
+        self.stdout.write("══ Grade until decided (a sequential session on one σ, SPEC §5.5) ══")
+        demo_sequential(objects=objects, runs=judged, fixed=grading.session, log=self.stdout.write)
         self.stdout.write("")
         self.stdout.write("══ Model capability evidence (EGI-Bench: seed 000 roster) ══")
         call_command("egi_load_roster", stdout=self.stdout)

@@ -21,8 +21,13 @@ from charters.management.cli import (
     user_named,
     write_json,
 )
-from grading.api.sessions import session_detail_data, session_runs, session_users
-from grading.models import SampleDesign
+from grading.api.sessions import (
+    session_detail_data,
+    session_judge,
+    session_runs,
+    session_users,
+)
+from grading.models import SampleDesign, SessionMode
 from grading.selectors.sessions import session_access
 from grading.services.sessions import session_create
 
@@ -36,6 +41,11 @@ OPTIONS = {
     "sample_size": "--sample-size",
     "graders_per_artefact": "--graders-per-artefact",
     "seed": "--seed",
+    "mode": "--mode",
+    "judge": "--judge",
+    "tau": "--tau",
+    "budget": "--budget",
+    "agreement_size": "--agreement-size",
 }
 
 
@@ -76,6 +86,20 @@ class Command(BaseCommand):
         parser.add_argument("--graders-per-artefact", type=int, default=2)
         parser.add_argument("--include-baselines", action="store_true", help="Add human baselines.")
         parser.add_argument("--seed", type=int, help="Sampling seed (default: random, recorded).")
+        parser.add_argument(
+            "--mode",
+            choices=SessionMode.values,
+            default=SessionMode.FIXED.value,
+            help="sequential: grade until decided, one run (SPEC §5.5).",
+        )
+        parser.add_argument("--judge", type=int, help="Sequential: id of the judge to draw by.")
+        parser.add_argument("--tau", type=float, default=0.5, help="Sequential: uniform share τ.")
+        parser.add_argument(
+            "--budget", type=int, help="Sequential: most outputs graded (default: the plan)."
+        )
+        parser.add_argument(
+            "--agreement-size", type=int, help="Sequential: uniform sub-sample for agreement."
+        )
         add_actor(parser, "a charter owner of the use case")
         add_format(parser)
 
@@ -96,9 +120,24 @@ class Command(BaseCommand):
                 graders_per_artefact=options["graders_per_artefact"],
                 seed=options["seed"],
                 stratify_by=options["stratify_by"],
+                mode=options["mode"],
+                judge=session_judge(options["judge"]),
+                tau=options["tau"],
+                budget=options["budget"],
+                agreement_size=options["agreement_size"],
             )
         if options["format"] == "json":
             write_json(self.stdout, session_detail_data(session))
+            return
+        if session.is_sequential:
+            self.stdout.write(
+                f"Sequential session {session.public_id} ({session.name}) of {use_case.key}: "
+                f"up to {session.budget} of {session.population_size} outputs, drawn by judge "
+                f"{session.judge_id}'s uncertainty (τ = {session.tau}, seed {session.seed}); "
+                f"{len(session.agreement_sample)} uniform outputs double-graded for agreement; "
+                f"{session.draws.count()} drawn so far, {session.graders_per_artefact} graders "
+                "each."
+            )
             return
         self.stdout.write(
             f"Session {session.public_id} ({session.name}) of {use_case.key}: "

@@ -1,0 +1,560 @@
+"""Grade until decided: draws, IPW PPI increments and betting confidence sequences.
+
+Checked three ways: hand-worked small cases, the ``confseq`` package (Waudby-Smith and
+Ramdas's reference code; live when installed, else the values it printed, kept below), and
+a plain-Python re-implementation of the capital processes from the documented formulas
+(loops, no code shared with the product).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from enterpriseval.stats import (
+    SequencePath,
+    draw_next,
+    draw_probabilities,
+    expected_more,
+    mean_sequence,
+    ratio_sequence,
+    settle,
+)
+from enterpriseval.stats.sequential import BettingCells
+
+LOG_40 = math.log(40.0)  # log(1/α) at α = 0.025
+
+
+# --------------------------------------------------------------------------------------
+# Draw probabilities
+# --------------------------------------------------------------------------------------
+
+
+def test_draw_probabilities_mix_uncertainty_and_a_uniform_floor_over_the_ungraded():
+    s = [0.0, 1.0, 3.0, 4.0]
+    q = draw_probabilities(s, [False, False, False, True], tau=0.5)
+    # U = {0, 1, 2}, Σ_U s = 4: q = 0.5·s/4 + 0.5/3
+    assert q == pytest.approx([0.5 / 3, 0.125 + 0.5 / 3, 0.375 + 0.5 / 3, 0.0], abs=1e-15)
+    assert q.sum() == pytest.approx(1.0, abs=1e-15)
+
+
+def test_draw_probabilities_are_uniform_when_every_uncertainty_is_zero_or_tau_is_one():
+    assert draw_probabilities([0, 0, 0], [True, False, False]) == pytest.approx([0, 0.5, 0.5])
+    q = draw_probabilities([5, 1, 2], [False, False, False], tau=1.0)
+    assert q == pytest.approx([1 / 3] * 3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"uncertainty": [1, -1], "graded_mask": [False, False]}, "uncertainty"),
+        ({"uncertainty": [1, 2], "graded_mask": [False]}, "mismatched lengths"),
+        ({"uncertainty": [1, 2], "graded_mask": [True, True]}, "graded_mask"),
+        ({"uncertainty": [1, 2], "graded_mask": [False, False], "tau": 0.0}, "tau"),
+        ({"uncertainty": [1, 2], "graded_mask": [False, False], "tau": 1.5}, "tau"),
+    ],
+)
+def test_draw_probabilities_name_the_bad_argument(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        draw_probabilities(**kwargs)
+
+
+def test_draw_next_follows_q_and_repeats_with_the_seed():
+    q = np.array([0.1, 0.0, 0.6, 0.3])
+    rng = np.random.default_rng(7)
+    draws = np.array([draw_next(q, rng) for _ in range(20_000)])
+    frequencies = np.bincount(draws, minlength=4) / draws.size
+    # binomial standard error ≤ 0.0035: 5 SE
+    assert frequencies == pytest.approx(q, abs=0.018)
+    assert frequencies[1] == 0.0
+    again = [draw_next(q, np.random.default_rng(7)) for _ in range(3)]
+    assert again == [draws[0]] * 3
+
+
+@pytest.mark.parametrize(
+    ("q", "rng", "message"),
+    [
+        ([0.5, 0.6], np.random.default_rng(0), "sum to 1"),
+        ([1.5, -0.5], np.random.default_rng(0), "non-negative"),
+        ([1.0], 3, "rng"),
+    ],
+)
+def test_draw_next_names_the_bad_argument(q, rng, message):
+    with pytest.raises(ValueError, match=message):
+        draw_next(q, rng)
+
+
+# --------------------------------------------------------------------------------------
+# Hand-worked capital processes
+# --------------------------------------------------------------------------------------
+
+
+def test_three_outputs_graded_uniformly_give_the_capital_computed_by_hand():
+    """N = 3, y = (1, 0, 1), a judge that scores 0 everywhere, uniform draws (τ = 1).
+
+    Z_1 = (1/3)·(1/(1/3)) = 1, Z_2 = (1/3)·(1 + 0) = 1/3, Z_3 = (1/3)·(1 + 0 + 1) = 2/3.
+    One cell [0.5, 0.6]; K⁺ read at 0.6 (its cap is the cell's), K⁻ at 0.5.
+    """
+    engine = BettingCells(
+        n_total=3,
+        replications=1,
+        cell_lo=np.array([0.5]),
+        cell_hi=np.array([0.6]),
+        f_num_sum=np.array([0.0]),
+        f_den_sum=None,
+        alpha_lower=0.025,
+        alpha_upper=0.025,
+        tau=1.0,
+    )
+    zeros = np.zeros(1)
+    z = []
+    for y, q in ((1.0, 1 / 3), (0.0, 1 / 2), (1.0, 1.0)):
+        zn, _ = engine.step(
+            q=np.array([q]), y_num=np.array([y]), f_num=zeros, f_num_max=zeros, f_num_min=zeros
+        )
+        z.append(float(zn[0]))
+    assert z == pytest.approx([1.0, 1 / 3, 2 / 3], abs=1e-15)
+    # t = 1: σ̃² = 0.25 (prior), base bet √(2·log 40 / (0.25·1·log 2))·(3/3).
+    base1 = math.sqrt(2 * LOG_40 / (0.25 * math.log(2)))
+    # X range: [0 − v, 1 − v]; caps 0.75/0.6 (K⁺, at the top) and 0.75/(1 − 0.5) (K⁻).
+    lam_p1, lam_m1 = min(base1, 0.75 / 0.6), min(base1, 0.75 / 0.5)
+    # t = 2: residual 1 with predictable mean 0: σ̃² = (0.25 + 1)/2; ×3/2 for |U_2| = 2.
+    base2 = math.sqrt(2 * LOG_40 / (0.625 * 2 * math.log(3))) * 1.5
+    # c_2 = 1/3; X range [1/3 − v, 1/3 + 2/3 − v].
+    lam_p2, lam_m2 = min(base2, 0.75 / (0.6 - 1 / 3)), min(base2, 0.75 / (1.0 - 0.5))
+    # t = 3: residuals 1, 0; predictable means 0, 1/2: σ̃² = (0.25 + 1 + 0.25)/3; ×3.
+    base3 = math.sqrt(2 * LOG_40 / (0.5 * 3 * math.log(4))) * 3.0
+    lam_p3, lam_m3 = min(base3, 0.75 / (0.6 - 1 / 3)), min(base3, 0.75 / (1 / 3 + 1 / 3 - 0.5))
+    k_plus = (1 + lam_p1 * (1 - 0.6)) * (1 + lam_p2 * (1 / 3 - 0.6)) * (1 + lam_p3 * (2 / 3 - 0.6))
+    k_minus = (1 - lam_m1 * (1 - 0.5)) * (1 - lam_m2 * (1 / 3 - 0.5)) * (1 - lam_m3 * (2 / 3 - 0.5))
+    assert engine.log_k_plus[0, 0, 1] == pytest.approx(math.log(k_plus), abs=1e-12)
+    assert engine.log_k_minus[0, 0, 0] == pytest.approx(math.log(k_minus), abs=1e-12)
+    assert not engine.rejected_plus[0, 0]
+    assert not engine.rejected_minus[0, 0]
+
+
+def test_grading_every_output_closes_the_sequence_on_the_population_mean():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, size=8).astype(float)
+    f = np.clip(y + rng.normal(0, 0.3, size=8), 0, 1)
+    order = rng.permutation(8)
+    q = 1.0 / (8 - np.arange(8))
+    path = mean_sequence(f, order, q, y[order], tau=1.0)
+    assert path.lower[-1] == pytest.approx(y.mean(), abs=1e-12)
+    assert path.upper[-1] == pytest.approx(y.mean(), abs=1e-12)
+    assert (np.diff(path.lower) >= 0).all() and (np.diff(path.upper) <= 0).all()
+    assert (path.lower <= path.estimate).all() and (path.estimate <= path.upper).all()
+
+
+def test_a_mean_in_percent_is_the_same_sequence_scaled():
+    rng = np.random.default_rng(4)
+    f = rng.random(40)
+    y = (rng.random(40) < f).astype(float)
+    order = rng.permutation(40)[:25]
+    q = 1.0 / (40 - np.arange(25))
+    unit = mean_sequence(f, order, q, y[order], tau=1.0)
+    percent = mean_sequence(100 * f, order, q, 100 * y[order], tau=1.0, scale=100)
+    assert percent.lower == pytest.approx(100 * unit.lower)
+    assert percent.upper == pytest.approx(100 * unit.upper)
+
+
+# --------------------------------------------------------------------------------------
+# Against confseq (Waudby-Smith and Ramdas's package), uniform draws without replacement
+# --------------------------------------------------------------------------------------
+
+CONFSEQ_N = 12
+CONFSEQ_Y = [1.0, 0.0, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0]
+# confseq 0.0.11, betting.betting_mart(y, m, alpha=0.025, lambdas_fn_positive/negative=the
+# bets below, N=12, theta=1 (K⁺) or 0 (K⁻), trunc_scale=0.75): log of the capital.
+CONFSEQ_LOG_CAPITAL = {
+    (0.5, "plus"): [
+        0.559615787935, -0.826678573184, -0.267062785249, 0.349749320382, 0.507800512367,
+        1.119235380614, 0.754868022045, 1.324573913156, 1.970048721352,
+    ],
+    (0.5, "minus"): [
+        -1.38629436112, -0.900786545338, -2.287080906458, -3.673375267578, -3.835894197076,
+        -5.222188558196, -4.999045006881, -6.385339368001, -7.771633729121,
+    ],
+    (0.7, "plus"): [
+        0.278713402469, -1.107580958651, -0.87368461556, -0.607721067063, -0.823944175533,
+        -0.545230773064, -1.931525134184, -1.739634126374, -1.489278011535,
+    ],
+    (0.7, "minus"): [
+        -1.38629436112, -0.453474327295, -1.12630178717, -1.712508382126, -1.497625568313,
+        -1.997568237501, -1.413150304419, -1.689288510648, -2.024793792783,
+    ],
+}  # fmt: skip
+
+
+def predictable_plug_in_bets(x, alpha):
+    """WSR24 Eq. 26 bets with the product's prior: σ̃² = (1/4 + Σ (x_i − μ̃_{i−1})²)/t."""
+    bets, total, squares = [], 0.0, 0.0
+    for t in range(1, len(x) + 1):
+        variance = max((0.25 + squares) / t, 1e-4)
+        bets.append(math.sqrt(2 * math.log(1 / alpha) / (variance * t * math.log(1 + t))))
+        squares += (x[t - 1] - total / t) ** 2
+        total += x[t - 1]
+    return np.array(bets)
+
+
+def engine_log_capital(m, side):
+    """Our capital for uniform draws and a judge scoring 0: the WoR betting martingale."""
+    lo, hi = (m - 0.01, m) if side == "plus" else (m, m + 0.01)
+    engine = BettingCells(
+        n_total=CONFSEQ_N,
+        replications=1,
+        cell_lo=np.array([lo]),
+        cell_hi=np.array([hi]),
+        f_num_sum=np.array([0.0]),
+        f_den_sum=None,
+        alpha_lower=0.025,
+        alpha_upper=0.025,
+        tau=1.0,
+    )
+    zeros = np.zeros(1)
+    out = []
+    for t, y in enumerate(CONFSEQ_Y):
+        engine.step(
+            q=np.array([1.0 / (CONFSEQ_N - t)]),
+            y_num=np.array([y]),
+            f_num=zeros,
+            f_num_max=zeros,
+            f_num_min=zeros,
+        )
+        out.append(engine.log_k_plus[0, 0, 1] if side == "plus" else engine.log_k_minus[0, 0, 0])
+    return np.array(out)
+
+
+@pytest.mark.parametrize(("m", "side"), sorted(CONFSEQ_LOG_CAPITAL))
+def test_the_capital_matches_confseq_printed_values(m, side):
+    assert engine_log_capital(m, side) == pytest.approx(CONFSEQ_LOG_CAPITAL[(m, side)], abs=1e-9)
+
+
+@pytest.mark.parametrize(("m", "side"), sorted(CONFSEQ_LOG_CAPITAL))
+def test_the_capital_matches_confseq_live(m, side):
+    betting = pytest.importorskip("confseq.betting")
+    y = np.array(CONFSEQ_Y)
+    bets = predictable_plug_in_bets(CONFSEQ_Y, 0.025)
+    capital = betting.betting_mart(
+        y,
+        m,
+        alpha=0.025,
+        lambdas_fn_positive=lambda x, mm: bets,
+        lambdas_fn_negative=lambda x, mm: bets,
+        N=CONFSEQ_N,
+        theta=1.0 if side == "plus" else 0.0,
+        trunc_scale=0.75,
+    )
+    assert engine_log_capital(m, side) == pytest.approx(np.log(capital), abs=1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# Against a plain-Python re-implementation (active draws, PPI weights, ratios)
+# --------------------------------------------------------------------------------------
+
+
+def reference_beta(graded):
+    """Weighted LS slope of y on f (weights 1/q), shrunk to 1 with 5 pseudo-outputs."""
+    if not graded:
+        return 1.0
+    w_sum = sum(w for _, _, w in graded)
+    mf = sum(w * f for f, _, w in graded) / w_sum
+    my = sum(w * y for _, y, w in graded) / w_sum
+    var_f = sum(w * f * f for f, _, w in graded) / w_sum - mf * mf
+    cov = sum(w * f * y for f, y, w in graded) / w_sum - mf * my
+    slope = cov / var_f if var_f > 1e-12 else 1.0
+    n = len(graded)
+    return min(1.0, max(0.0, (5.0 + n * slope) / (5.0 + n)))
+
+
+def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None):
+    """Return per draw the lists of log K⁺ and log K⁻ at both ends of each cell."""
+    n_total = len(f)
+    ratio = f_den is not None
+    graded_n, graded_d = [], []
+    past_dev = []
+    sum_std = [0.0, 0.0]
+    log_plus = [[0.0, 0.0] for _ in cells]
+    log_minus = [[0.0, 0.0] for _ in cells]
+    history = []
+    for t in range(1, len(order) + 1):
+        i = order[t - 1]
+        ungraded = [k for k in range(n_total) if k not in order[: t - 1]]
+        n_left = len(ungraded)
+        cap = n_left / (n_total * tau)
+        b_n = reference_beta(graded_n)
+        c_n = (
+            b_n * sum(f) + sum(yy for _, yy, _ in graded_n) - b_n * sum(ff for ff, _, _ in graded_n)
+        ) / n_total
+        z_n = c_n + (y[t - 1] - b_n * f[i]) / (n_total * q[t - 1])
+        num_low = c_n - b_n * max(f[k] for k in ungraded) * cap
+        num_high = c_n + (1 - b_n * min(f[k] for k in ungraded)) * cap
+        if ratio:
+            b_d = reference_beta(graded_d)
+            c_d = (
+                b_d * sum(f_den)
+                + sum(yy for _, yy, _ in graded_d)
+                - b_d * sum(ff for ff, _, _ in graded_d)
+            ) / n_total
+            z_d = c_d + (y_den[t - 1] - b_d * f_den[i]) / (n_total * q[t - 1])
+            den_low = c_d - b_d * max(f_den[k] for k in ungraded) * cap
+            den_high = c_d + (1 - b_d * min(f_den[k] for k in ungraded)) * cap
+        else:
+            b_d, z_d, den_low, den_high = 1.0, 1.0, 1.0, 1.0
+        for c, (a, b) in enumerate(cells):
+            mid = (a + b) / 2
+            variance = max((0.25 + sum((dn - mid * dd) ** 2 for dn, dd in past_dev)) / t, 1e-4)
+            base = math.sqrt(2 * math.log(1 / alpha) / (variance * t * math.log(1 + t)))
+            base *= n_total / n_left
+            worst_low = max(-(num_low - a * den_high), -(num_low - b * den_high), 1e-12)
+            worst_high = max(num_high - a * den_low, num_high - b * den_low, 1e-12)
+            lam_p, lam_m = min(base, 0.75 / worst_low), min(base, 0.75 / worst_high)
+            for e, v in enumerate((a, b)):
+                x = z_n - v * z_d
+                log_plus[c][e] += math.log(1 + lam_p * x)
+                log_minus[c][e] += math.log(1 - lam_m * x)
+        history.append(([row[:] for row in log_plus], [row[:] for row in log_minus]))
+        std_n = (y[t - 1] - b_n * f[i]) / (n_left * q[t - 1])
+        std_d = (y_den[t - 1] - b_d * f_den[i]) / (n_left * q[t - 1]) if ratio else 0.0
+        past_dev.append((std_n - sum_std[0] / t, std_d - sum_std[1] / t))
+        sum_std[0] += std_n
+        sum_std[1] += std_d
+        graded_n.append((f[i], y[t - 1], 1 / q[t - 1]))
+        if ratio:
+            graded_d.append((f_den[i], y_den[t - 1], 1 / q[t - 1]))
+    return history
+
+
+def active_draws(rng, s, steps, tau):
+    graded = np.zeros(s.size, dtype=bool)
+    order, q_drawn = [], []
+    for _ in range(steps):
+        q = draw_probabilities(s, graded, tau=tau)
+        i = draw_next(q, rng)
+        order.append(i)
+        q_drawn.append(float(q[i]))
+        graded[i] = True
+    return order, q_drawn
+
+
+def test_the_mean_capital_matches_a_plain_python_reference_under_active_draws():
+    rng = np.random.default_rng(11)
+    n_total, steps = 30, 18
+    latent = rng.beta(0.6, 0.2, size=n_total)
+    y = (rng.random(n_total) < latent).astype(float)
+    f = latent
+    order, q_drawn = active_draws(rng, np.sqrt(f * (1 - f)), steps, tau=0.5)
+    cells = [(0.5, 0.52), (0.7, 0.75), (0.9, 0.91)]
+    engine = BettingCells(
+        n_total=n_total,
+        replications=1,
+        cell_lo=np.array([c[0] for c in cells]),
+        cell_hi=np.array([c[1] for c in cells]),
+        f_num_sum=np.array([f.sum()]),
+        f_den_sum=None,
+        alpha_lower=0.025,
+        alpha_upper=0.025,
+        tau=0.5,
+    )
+    reference = reference_capital(list(f), order, q_drawn, list(y[order]), cells, 0.5, 0.025)
+    for t, i in enumerate(order):
+        rest = [k for k in range(n_total) if k not in order[:t]]
+        engine.step(
+            q=np.array([q_drawn[t]]),
+            y_num=np.array([y[i]]),
+            f_num=np.array([f[i]]),
+            f_num_max=np.array([f[rest].max()]),
+            f_num_min=np.array([f[rest].min()]),
+        )
+        ref_plus, ref_minus = reference[t]
+        assert engine.log_k_plus[0] == pytest.approx(np.array(ref_plus), abs=1e-10)
+        assert engine.log_k_minus[0] == pytest.approx(np.array(ref_minus), abs=1e-10)
+
+
+def test_the_ratio_capital_matches_a_plain_python_reference_under_active_draws():
+    rng = np.random.default_rng(12)
+    n_total, steps = 25, 15
+    den = rng.integers(0, 4, size=n_total).astype(float)
+    num = np.array([rng.binomial(int(d), 0.7) for d in den], dtype=float)
+    f_den = np.clip(den + rng.normal(0, 0.5, n_total), 0, 4) / 4
+    f_num = np.clip(num + rng.normal(0, 0.5, n_total), 0, 4) / 4
+    order, q_drawn = active_draws(rng, np.sqrt(f_den * (1 - f_den)), steps, tau=0.5)
+    cells = [(0.3, 0.4), (0.6, 0.65), (0.8, 0.9)]
+    engine = BettingCells(
+        n_total=n_total,
+        replications=1,
+        cell_lo=np.array([c[0] for c in cells]),
+        cell_hi=np.array([c[1] for c in cells]),
+        f_num_sum=np.array([f_num.sum()]),
+        f_den_sum=np.array([f_den.sum()]),
+        alpha_lower=0.025,
+        alpha_upper=0.025,
+        tau=0.5,
+    )
+    y_num, y_den = list(num[order] / 4), list(den[order] / 4)
+    reference = reference_capital(
+        list(f_num), order, q_drawn, y_num, cells, 0.5, 0.025, f_den=list(f_den), y_den=y_den
+    )
+    for t, i in enumerate(order):
+        rest = [k for k in range(n_total) if k not in order[:t]]
+        engine.step(
+            q=np.array([q_drawn[t]]),
+            y_num=np.array([num[i] / 4]),
+            f_num=np.array([f_num[i]]),
+            f_num_max=np.array([f_num[rest].max()]),
+            f_num_min=np.array([f_num[rest].min()]),
+            y_den=np.array([den[i] / 4]),
+            f_den=np.array([f_den[i]]),
+            f_den_max=np.array([f_den[rest].max()]),
+            f_den_min=np.array([f_den[rest].min()]),
+        )
+        ref_plus, ref_minus = reference[t]
+        assert engine.log_k_plus[0] == pytest.approx(np.array(ref_plus), abs=1e-10)
+        assert engine.log_k_minus[0] == pytest.approx(np.array(ref_minus), abs=1e-10)
+
+
+def test_a_ratio_over_a_denominator_of_one_is_the_mean_sequence():
+    rng = np.random.default_rng(5)
+    n_total = 60
+    f = rng.beta(2, 1, size=n_total)
+    y = (rng.random(n_total) < f).astype(float)
+    order, q_drawn = active_draws(rng, np.sqrt(f * (1 - f)), 30, tau=0.5)
+    ones = np.ones(n_total)
+    mean_path = mean_sequence(f, order, q_drawn, y[order])
+    ratio_path = ratio_sequence(f, ones, order, q_drawn, y[order], ones[order])
+    # the mean's sure bounds (Σ y/N, (Σ y + |U|)/N) are the only difference
+    graded = np.cumsum(y[order])
+    sure_lower = graded / n_total
+    sure_upper = (graded + n_total - np.arange(1, 31)) / n_total
+    assert mean_path.lower == pytest.approx(np.maximum(ratio_path.lower, sure_lower))
+    assert mean_path.upper == pytest.approx(np.minimum(ratio_path.upper, sure_upper))
+
+
+def test_ratio_bounds_cover_the_true_ratio_in_seeded_repetitions():
+    """Σnum/Σden with a graded denominator: P(ever outside) ≤ α per side, 100 sessions."""
+    rng = np.random.default_rng(21)
+    n_total, steps, misses_low, misses_high = 80, 40, 0, 0
+    grid = np.linspace(0.0, 1.0, 101)
+    for _ in range(100):
+        den = rng.integers(0, 4, size=n_total).astype(float)
+        num = np.array([rng.binomial(int(d), 0.75) for d in den], dtype=float)
+        truth = num.sum() / den.sum()
+        f_den = np.clip(den + rng.normal(0, 0.7, n_total), 0, 3)
+        f_num = np.clip(num + rng.normal(0.3, 0.7, n_total), 0, 3)  # optimistic judge
+        s = np.sqrt(f_den / 3 * (1 - f_den / 3))
+        order, q_drawn = active_draws(rng, s, steps, tau=0.5)
+        path = ratio_sequence(
+            f_num,
+            f_den,
+            order,
+            q_drawn,
+            num[order],
+            den[order],
+            alpha_lower=0.1,
+            alpha_upper=0.1,
+            grid=grid,
+            scale=3,
+        )
+        misses_low += bool((path.lower > truth).any())
+        misses_high += bool((path.upper < truth).any())
+    # α = 0.1 per side: 10 expected at worst; 19 is beyond 3 binomial standard errors
+    assert misses_low <= 19 and misses_high <= 19
+
+
+# --------------------------------------------------------------------------------------
+# Settling and the expected outputs still needed
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper", "direction", "status"),
+    [
+        (0.91, 0.95, 1, "scale"),
+        (0.90, 0.95, 1, None),  # strict: a lower bound at θin is not above it
+        (0.70, 0.80, 1, "reject"),
+        (0.81, 0.90, 1, "conditional"),
+        (0.80, 0.90, 1, None),
+        (0.81, 0.91, 1, None),
+        (0.02, 0.049, -1, "scale"),
+        (0.02, 0.05, -1, None),
+        (0.10, 0.20, -1, "reject"),
+        (0.05, 0.09, -1, "conditional"),
+    ],
+)
+def test_settle_reads_the_status_the_bounds_decide(lower, upper, direction, status):
+    thresholds = (0.80, 0.90) if direction == 1 else (0.10, 0.05)
+    assert settle(lower, upper, *thresholds, direction) == status
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((0.5, 0.6, 0.9, 0.8, 1), "inverted pair"),
+        ((0.5, 0.6, 0.8, 0.8, 1), "inverted pair"),
+        ((0.7, 0.6, 0.8, 0.9, 1), "lower"),
+        ((0.5, 0.6, 0.8, 0.9, 0), "direction"),
+    ],
+)
+def test_settle_names_the_bad_argument(args, message):
+    with pytest.raises(ValueError, match=message):
+        settle(*args)
+
+
+def path_with_widths(estimate, half_widths):
+    half = np.asarray(half_widths, dtype=float)
+    est = np.full(half.size, estimate)
+    return SequencePath(est, est - half, est + half, 1000, 0.025, 0.025)
+
+
+def test_expected_more_follows_a_one_over_root_t_width():
+    # half-width 0.2/√t: 0.05 at t = 16; Scale needs it below 0.9 − 0.875 = 0.025,
+    # i.e. t = 64 if the width keeps shrinking as 1/√t: 48 more.
+    t = np.arange(1, 17)
+    path = path_with_widths(0.9, 0.2 / np.sqrt(t))
+    assert expected_more(path, 0.8, 0.875, 1, 1000) == 48
+
+
+def test_expected_more_is_zero_once_settled_and_capped_by_what_is_left():
+    t = np.arange(1, 17)
+    settled = path_with_widths(0.95, 0.2 / np.sqrt(t))
+    assert expected_more(settled, 0.8, 0.875, 1, 1000) == 0
+    on_threshold = path_with_widths(0.875, 0.2 / np.sqrt(t))
+    assert expected_more(on_threshold, 0.8, 0.875, 1, 1000) == 1000 - 16
+    far = path_with_widths(0.8751, 0.2 / np.sqrt(t))
+    assert expected_more(far, 0.8, 0.875, 1, 100) == 100 - 16
+
+
+def test_expected_more_mirrors_a_lower_is_better_metric():
+    t = np.arange(1, 17)
+    up = path_with_widths(0.9, 0.2 / np.sqrt(t))
+    down = path_with_widths(-0.9, 0.2 / np.sqrt(t))
+    assert expected_more(down, -0.8, -0.875, -1, 1000) == expected_more(up, 0.8, 0.875, 1, 1000)
+
+
+# --------------------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"order": [0, 0]}, "repeats"),
+        ({"order": [0, 9]}, "order"),
+        ({"q_drawn": [0.1, 0.5]}, "q_drawn"),
+        ({"y": [0.0, 1.5]}, "y must lie"),
+        ({"y": [1.0]}, "mismatched lengths"),
+        ({"alpha_lower": 0.0}, "alpha_lower"),
+        ({"f": [0.2, 0.4, float("nan"), 0.5]}, "f"),
+    ],
+)
+def test_mean_sequence_names_the_bad_argument(change, message):
+    kwargs = {"f": [0.2, 0.4, 0.6, 0.5], "order": [1, 2], "q_drawn": [0.25, 0.5], "y": [0.0, 1.0]}
+    kwargs.update(change)
+    with pytest.raises(ValueError, match=message):
+        mean_sequence(**kwargs)
+
+
+def test_ratio_sequence_rejects_a_grid_that_does_not_increase():
+    with pytest.raises(ValueError, match="grid"):
+        ratio_sequence([0.5, 0.5], [1, 1], [0], [0.5], [0.5], [1.0], grid=[0.5, 0.2])
