@@ -33,6 +33,7 @@ from charters.selectors.charters import (
     charter_page,
     use_case_first_unblinding,
 )
+from charters.selectors.task_sets import task_set_supply
 from charters.services.charters import (
     charter_create,
     charter_deviation_record,
@@ -350,6 +351,7 @@ def _report(use_case: UseCase, document: dict[str, Any], extra: list[Issue]) -> 
         autonomy=use_case.autonomy,
         consequence=use_case.consequence,
         today=timezone.localdate(),
+        task_sets=task_set_supply(use_case=use_case),
     )
     report.issues = list(extra) + report.issues
     return report
