@@ -260,8 +260,9 @@ def test_a_run_without_a_success_rule_has_no_pass_k_and_says_why(world):
         assert not estimates[metric_id].has_value
         assert "states no success rule" in estimates[metric_id].reason
         assert "completion, not success" in estimates[metric_id].reason
-    records, dispersion, why, successes = reliability_estimates(run=run, confidence=0.95, rule=None)
+    records, dispersion, why, basis = reliability_estimates(run=run, confidence=0.95, rule=None)
     assert records == {} and dispersion is None and "no success rule" in why
+    assert not basis.determined
     # Executed outputs record no success flag: the `recorded` rule knows none of them.
     recorded = charter_estimates(charter=charter(world, success_rule="recorded"), run=run)
     assert "an executed run records no success flag" in recorded["pass_hat_k"].reason
