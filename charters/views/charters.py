@@ -74,6 +74,7 @@ class EditorRow:
     agreement_rule: str = ""
     agreement_threshold: str = ""
     human_graded: bool = False
+    k: str = ""
     issues: tuple[Issue, ...] = ()
 
 
@@ -453,6 +454,7 @@ def _editor_rows(
                 if posted is not None
                 else _show((metric.get("agreement") or {}).get("threshold")),
                 human_graded=bool(entry.criteria),
+                k=value("k"),
                 issues=tuple(issues.get(metric_id, ())),
             )
         )
@@ -465,6 +467,7 @@ def _scalars(document: dict[str, Any], posted: Mapping[str, Any] | None) -> dict
         "confidence",
         "kappa_target",
         "repeats_k",
+        "success_rule",
         "baseline",
         "measurement_mode",
         "next_review_date",
@@ -479,6 +482,7 @@ def _scalars(document: dict[str, Any], posted: Mapping[str, Any] | None) -> dict
         "confidence": _show(document.get("confidence")),
         "kappa_target": _show(document.get("kappa_target")),
         "repeats_k": _show(document.get("repeats_k")),
+        "success_rule": document.get("success_rule") or "",
         "baseline": document.get("baseline") or "",
         "measurement_mode": document.get("measurement_mode") or "estimated",
         "next_review_date": document.get("next_review_date") or "",
