@@ -14,12 +14,11 @@ from django.test import Client
 from pypdf import PdfReader
 
 from charters.models import Charter
-from charters.services.task_sets import task_set_import
 from demo.testing.grading import make_world
 from demo.testing.scorecards import draft_scorecard
+from demo.testing.structured import labelled_run, labelled_task_set
 from gates.selectors import _success_difference, decision_comparison
 from gates.services import decision_compute
-from runs.services.outputs import output_import
 
 LABELS = ["compliant", "partially compliant", "non-compliant"]
 C, P, N = LABELS
@@ -35,32 +34,9 @@ def world(db):
     return make_world()
 
 
-def labelled_run(world):
-    lines = [json.dumps({"label_set": LABELS})] + [
-        json.dumps({"id": t, "split": "graded", "input": f"Control {t}.", "gold_label": g})
-        for t, g in GOLD.items()
-    ]
-    task_set = task_set_import(
-        actor=world.owner,
-        use_case=world.use_case,
-        name="controls",
-        fileobj=io.BytesIO("\n".join(lines).encode()),
-        filename="controls.jsonl",
-    )
-    outputs = [
-        json.dumps({"task_id": t, "text": f"Judgement: {label}", "label": label})
-        for t, label in GIVEN.items()
-    ]
-    return output_import(
-        actor=world.model_owner,
-        use_case=world.use_case,
-        configuration=world.runs[0].configuration,
-        task_set=task_set,
-        split="graded",
-        repeats=1,
-        fileobj=io.BytesIO("\n".join(outputs).encode()),
-        filename="labelled.jsonl",
-    )
+def labelled(world):
+    task_set = labelled_task_set(world, labels=LABELS, gold=GOLD)
+    return labelled_run(world, task_set, {t: [label] for t, label in GIVEN.items()})
 
 
 def charter_of(world):
@@ -68,9 +44,7 @@ def charter_of(world):
 
 
 def test_the_record_keeps_the_confusion_matrix_and_per_class_scores(world):
-    decision = decision_compute(
-        actor=world.owner, charter=charter_of(world), run=labelled_run(world)
-    )
+    decision = decision_compute(actor=world.owner, charter=charter_of(world), run=labelled(world))
     classification = decision.record["classification"]
     assert classification["columns"] == [*LABELS, "unknown"]
     # by hand: gold C → C-1 given C, C-4 given P; gold P → C-2 P; gold N → C-3 N, C-5 unknown
@@ -92,9 +66,7 @@ def test_a_decision_without_a_label_set_records_no_classification(world):
 
 
 def test_the_scorecard_shows_per_class_scores_and_the_confusion_matrix_web_pdf_export(world):
-    decision = decision_compute(
-        actor=world.owner, charter=charter_of(world), run=labelled_run(world)
-    )
+    decision = decision_compute(actor=world.owner, charter=charter_of(world), run=labelled(world))
     scorecard = draft_scorecard(world, decision)
     client = Client()
     client.force_login(world.reviewer)
@@ -115,7 +87,7 @@ def test_the_scorecard_shows_per_class_scores_and_the_confusion_matrix_web_pdf_e
 def test_the_comparison_says_when_success_was_determined_differently(world):
     charter = charter_of(world)
     flagged = decision_compute(actor=world.owner, charter=charter, run=world.runs[0])
-    unflagged = decision_compute(actor=world.owner, charter=charter, run=labelled_run(world))
+    unflagged = decision_compute(actor=world.owner, charter=charter, run=labelled(world))
     comparison = decision_comparison(use_case=world.use_case, a=flagged.pk, b=unflagged.pk)
     [success] = [d for d in comparison.run_differences if d.startswith("how task success")]
     assert "A by success flag imported with each output;" in success

@@ -12,8 +12,8 @@ from charters.charter_document import document_content
 from charters.models import Charter, Role
 from charters.selectors.charters import charter_document_build
 from charters.services.charters import charter_revise, charter_sign, charter_update
-from charters.services.task_sets import task_set_import
 from demo.testing.grading import first_tasks_file, make_world
+from demo.testing.structured import labelled_task_set
 from enterpriseval.errors import ServiceError
 from runs.models import Run
 from runs.services.outputs import output_import
@@ -27,17 +27,9 @@ def world(db):
     return make_world()
 
 
-def labelled_task_set(world):
-    lines = [json.dumps({"label_set": LABELS})] + [
-        json.dumps({"id": f"C-{n}", "split": "graded", "input": f"Control {n}.", "gold_label": g})
-        for n, g in enumerate(LABELS * 2)
-    ]
-    return task_set_import(
-        actor=world.owner,
-        use_case=world.use_case,
-        name="controls",
-        fileobj=io.BytesIO("\n".join(lines).encode()),
-        filename="controls.jsonl",
+def controls(world):
+    return labelled_task_set(
+        world, labels=LABELS, gold={f"C-{n}": g for n, g in enumerate(LABELS * 2)}
     )
 
 
@@ -66,13 +58,13 @@ def test_signing_a_label_rule_needs_a_task_set_with_a_label_set(world):
     assert raised.value.field == "success_rule"
     assert "label_equals_gold needs a label_set" in raised.value.message
     assert "(credit-memo-tasks v1)" in raised.value.message  # the task set it looked at
-    labelled_task_set(world)
+    controls(world)
     sign(world, draft)
     assert Charter.objects.get(pk=draft.pk).is_frozen
 
 
 def test_under_a_label_rule_runs_need_labels_and_an_executed_sigma_a_label_format(world):
-    labelled = labelled_task_set(world)
+    labelled = controls(world)
     sign(world, revise_to_label_rule(world))
     sigma = world.runs[0].configuration  # its output_format is free text
     with pytest.raises(ServiceError) as raised:
