@@ -17,6 +17,7 @@ from charters.models import Charter
 from demo.testing.grading import make_world
 from demo.testing.scorecards import draft_scorecard
 from demo.testing.structured import labelled_run, labelled_task_set
+from gates.formatting import format_structured
 from gates.selectors import _success_difference, decision_comparison
 from gates.services import decision_compute
 
@@ -115,3 +116,15 @@ def test_success_by_label_beside_success_recorded_is_named():
     assert "B by success flag imported" in words
     assert _success_difference(by_label, dict(by_label)) == ""
     assert _success_difference(None, recorded) == ""
+
+
+def test_the_terminal_text_prints_the_per_class_table_and_confusion_matrix(world):
+    # What `enterpriseval decide` prints below the gate (E2 needs a grading session to
+    # record one from the command; the text is that of the recorded record).
+    decision = decision_compute(actor=world.owner, charter=charter_of(world), run=labelled(world))
+    printed = format_structured(decision.record)
+    assert "structured judgement: 5 tasks at their first repeat, 1 without a label" in printed
+    assert re.search(r"partially compliant +1 +2 +50\.00 +100\.00 +66\.67", printed)
+    assert re.search(r"non-compliant +0 +0 +1 +1$", printed, re.MULTILINE)
+    assert "success rule: recorded — success flag imported with each output" in printed
+    assert format_structured({"gate": {}}) == ""
