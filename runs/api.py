@@ -258,7 +258,7 @@ class OutputOutput(serializers.Serializer[Any]):
     generation_seconds = serializers.FloatField(allow_null=True)
     success = serializers.BooleanField(allow_null=True)
     label = serializers.CharField(allow_null=True)
-    label_error = serializers.CharField()
+    label_error = serializers.CharField(allow_null=True)
     error = serializers.CharField()
 
 

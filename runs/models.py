@@ -87,8 +87,13 @@ class Output(models.Model):
         blank=True,
         help_text="The label the output gave (structured judgement); null = unknown.",
     )
-    label_error = models.TextField(
-        blank=True, help_text="Why no label could be parsed from the executed output."
+    # Nullable (null = no parse error) so SQLite adds the column in place, keeping the
+    # table's immutability trigger (audit.db_guards).
+    label_error = models.TextField(  # noqa: DJ001
+        null=True,
+        blank=True,
+        default=None,
+        help_text="Why no label could be parsed from the executed output; null = none.",
     )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

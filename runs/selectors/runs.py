@@ -217,13 +217,13 @@ def run_detail(*, run: Run, now: datetime | None = None) -> RunDetail:
         failed=Count("pk", filter=Q(status=OutputStatus.FAILED)),
         trajectories=Count("trajectory"),
         labelled=Count("pk", filter=Q(label__isnull=False)),
-        label_errors=Count("pk", filter=~Q(label_error="")),
+        label_errors=Count("pk", filter=Q(label_error__isnull=False)),
     )
     # SPEC §4.1: an output whose label could not be parsed is named, never silently dropped.
     label_errors = (
         list(
             Output.objects.filter(run=run)
-            .exclude(label_error="")
+            .filter(label_error__isnull=False)
             .order_by("task__line_number", "repeat_index")
             .values_list("label_error", flat=True)[:MAX_LISTED_LABEL_ERRORS]
         )

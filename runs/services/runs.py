@@ -391,7 +391,7 @@ def _output(run: Run, result: ItemResult, labels: _OutputLabels) -> Output:
         generation_seconds=result.generation_seconds,
         attempts=result.attempts,
         label=read.label,
-        label_error=read.problem,
+        label_error=read.problem or None,
         error=result.error,
     )
 
