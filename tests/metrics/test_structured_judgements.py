@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 import yaml
 from django.contrib.auth import get_user_model
+from django.test import Client
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score
 
 from charters.models import Charter, Role
@@ -245,6 +246,17 @@ def test_an_unparseable_output_is_recorded_unknown_naming_it_and_pass_k_says_why
     output = Output.objects.get(run=run, task__external_id="C-3", repeat_index=2)
     assert output.label is None and output.status == "succeeded"
     assert output.label_error.startswith("task C-3, repeat 2: no label")
+    assert Output.objects.filter(run=run, label_error__isnull=False).count() == 1
+    client = Client()
+    client.force_login(world["model_owner"])
+    page = client.get(f"/use-cases/CONTROLS-A/runs/{run.pk}/").content.decode()
+    assert "1 output(s) without a readable label" in page
+    assert "task C-3, repeat 2: no label" in page
+    api = client.get(f"/api/v1/use-cases/CONTROLS-A/runs/{run.pk}/outputs/?limit=500").json()
+    by_pair = {(o["task_id"], o["repeat"]): o for o in api["results"]}
+    assert by_pair[("C-3", 2)]["label"] is None
+    assert by_pair[("C-3", 2)]["label_error"].startswith("task C-3, repeat 2")
+    assert by_pair[("C-3", 0)]["label"] == N and by_pair[("C-3", 0)]["label_error"] is None
     record = charter_estimates(charter=charter(world, success_rule="label_equals_gold"), run=run)
     assert not record["pass_hat_k"].has_value
     assert "the success of 1 of 20 outputs is unknown" in record["pass_hat_k"].reason
