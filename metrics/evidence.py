@@ -17,19 +17,21 @@ and in the variance (``OutputUnits.stratum``); without it the run is one stratum
 sampled but not yet completely graded (a grader has not submitted, a disagreement waits for
 the adjudicator) count as unlabeled; ``pending`` says how many. The run's evidence is read
 once for all metrics (:class:`RunEvidenceSource`), in a fixed number of queries whatever the
-number of outputs.
+number of outputs. Guidance recall counts mandatory items only (SPEC §4), read with one more
+query.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
+from charters.models import GuidanceItem
 from grading.models import GradingSession, SessionArtefact
 from grading.rubric import criterion_scores
 from grading.sampling import stratum_key, stratum_label
@@ -80,6 +82,9 @@ class _Unit:
     key: str
     kind: str
     sentence_position: int | None
+    task: int = 0  # the output's task
+    ref: str = ""  # the chunk, element or item id
+    mandatory: bool = True  # a guidance item's; recall counts mandatory items only
 
 
 class RunEvidenceSource:
@@ -126,13 +131,28 @@ class RunEvidenceSource:
         kinds = sorted({kind for kinds in METRIC_UNIT_KINDS.values() for kind in kinds})
         index = self.index
         by_kind: dict[str, list[_Unit]] = {kind: [] for kind in kinds}
-        for pk, output_id, key, kind, sentence_position in (
+        for pk, output_id, key, kind, sentence_position, task, ref in (
             Unit.objects.filter(kind__in=kinds, **self._scope("output__"))
             .order_by("output_id", "kind", "position")
-            .values_list("pk", "output_id", "key", "kind", "sentence_position")
+            .values_list(
+                "pk", "output_id", "key", "kind", "sentence_position", "output__task_id", "ref_id"
+            )
         ):
-            by_kind[kind].append(_Unit(pk, index[output_id], key, kind, sentence_position))
+            by_kind[kind].append(
+                _Unit(pk, index[output_id], key, kind, sentence_position, task, ref)
+            )
         return by_kind
+
+    @cached_property
+    def optional_items(self) -> set[tuple[int, str]]:
+        """The (task, item id) of the non-mandatory guidance items of the run's tasks."""
+        return set(
+            GuidanceItem.objects.filter(
+                mandatory=False, task__outputs__run=self.run, task__split=self.run.split
+            )
+            .values_list("task_id", "item_id")
+            .distinct()
+        )
 
     @cached_property
     def judge_scores(self) -> dict[int, dict[str, float]]:
@@ -177,6 +197,9 @@ class RunEvidenceSource:
         kinds = METRIC_UNIT_KINDS[metric_id]
         n_outputs = len(self.outputs)
         units = [unit for kind in kinds for unit in self.units[kind]]
+        if metric_id == "guidance_recall":
+            optional = self.optional_items
+            units = [replace(u, mandatory=(u.task, u.ref) not in optional) for u in units]
 
         f_num = f_den = None
         judge_complete = False
@@ -384,4 +407,5 @@ def _count(
         breached=_column(others, scores, "breached"),
         n_outputs=n_outputs,
         measure=measure,
+        mandatory=np.array([u.mandatory for u in others], dtype=float),
     )

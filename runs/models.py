@@ -81,6 +81,20 @@ class Output(models.Model):
     generation_seconds = models.FloatField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
     success = models.BooleanField(null=True, blank=True, help_text="Automatic success flag.")
+    label = models.CharField(  # noqa: DJ001 (null = unknown, "" is not a label)
+        max_length=120,
+        null=True,
+        blank=True,
+        help_text="The label the output gave (structured judgement); null = unknown.",
+    )
+    # Nullable (null = no parse error) so SQLite adds the column in place, keeping the
+    # table's immutability trigger (audit.db_guards).
+    label_error = models.TextField(  # noqa: DJ001
+        null=True,
+        blank=True,
+        default=None,
+        help_text="Why no label could be parsed from the executed output; null = none.",
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -37,6 +37,7 @@ from charters.models import (
 from charters.models.charters import SIGNING_ROLES
 from charters.permissions import require_role, user_roles
 from charters.selectors.charters import charter_document_build
+from charters.selectors.task_sets import task_set_supply
 from charters.signals import deviation_recorded
 from charters.validation import charter_validate
 from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
@@ -119,7 +120,7 @@ def charter_update(
     content = _content(document, use_case=locked.use_case, version=locked.version)
     _apply(locked, content)
     _full_clean(locked)
-    locked.save(update_fields=list(SCALAR_FIELDS))
+    locked.save(update_fields=[*SCALAR_FIELDS, "success_rule"])
     CharterMetric.objects.filter(charter=locked).delete()
     _write_metrics(locked, content["metrics"])
     after = charter_document_build(charter=locked)
@@ -177,6 +178,7 @@ def charter_sign(*, actor: AbstractBaseUser, charter: Charter, role: Role | str)
         autonomy=use_case.autonomy,
         consequence=use_case.consequence,
         today=timezone.localdate(),
+        task_sets=task_set_supply(use_case=use_case),
     )
     if not report.ok:
         errors = report.errors
@@ -430,6 +432,7 @@ def _content(document: Any, *, use_case: UseCase, version: int) -> dict[str, Any
 def _apply(charter: Charter, content: dict[str, Any]) -> None:
     for name in SCALAR_FIELDS:
         setattr(charter, name, content[name])
+    charter.success_rule = content.get("success_rule")
     review = content["next_review_date"]
     charter.next_review_date = dt.date.fromisoformat(review) if review else None
 
@@ -448,6 +451,7 @@ def _write_metrics(charter: Charter, metrics: list[dict[str, Any]]) -> None:
                 planned_n=metric["planned_n"],
                 reason=metric["reason"],
                 agreement=metric.get("agreement"),
+                k=metric.get("k"),
                 position=position,
             )
             for position, metric in enumerate(metrics)

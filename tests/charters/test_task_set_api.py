@@ -134,7 +134,7 @@ def test_a_bad_file_gets_400_listing_every_bad_line(personas):
             "line": 5,
             "field": "note",
             "message": "unknown field; the fields are id, split, input, sources, key_elements, "
-            "guidance, reference, expected_abstention, metadata",
+            "guidance, reference, expected_abstention, metadata, gold_label",
         },
     ]
     assert TaskSet.objects.count() == 0
@@ -254,6 +254,7 @@ def test_every_member_reads_tasks_with_sources_and_gold(personas, persona):
         "guidance": [{"id": "g1", "text": "Cite every number.", "mandatory": False}],
         "reference": "",
         "expected_abstention": False,
+        "gold_label": None,
         "metadata": {},
     }
     assert body["results"][2]["expected_abstention"] is True

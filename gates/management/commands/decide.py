@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from charters.models import UseCase
 from enterpriseval.errors import ServiceError
 from gates.api import DecisionDetailOutput
-from gates.formatting import format_gate_result, format_value
+from gates.formatting import format_gate_result, format_structured, format_value
 from gates.selectors import decision_get, decision_inputs, gate_result_from_dict
 from gates.services import decision_create
 
@@ -103,3 +103,6 @@ class Command(BaseCommand):
             format_gate_result(gate_result_from_dict(decision.record["gate"]), title=title)
         )
         self.stdout.write(format_value(decision.record.get("value")))
+        structured = format_structured(decision.record)
+        if structured:
+            self.stdout.write(structured)
