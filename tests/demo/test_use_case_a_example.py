@@ -1,0 +1,197 @@
+"""The Use Case A example (seed 003 §7.1): generated files, gold and the planted figures.
+
+The figures are pinned to a hand calculation from the truth files (counted here, and checked
+against scikit-learn and an enumeration of repeat subsets), not to the product's estimators.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import accuracy_score, f1_score
+
+from examples.use_case_a import generate, make_outputs, make_tasks
+from examples.use_case_a.make_tasks import CLAUSES, LABELS, label_by_rule
+from examples.use_case_a.planted import planted
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "use_case_a"
+SIGMAS = (make_outputs.EXECUTED, make_outputs.IMPORTED)
+
+#: The hand calculation, from the counts of the truth files (see the test below):
+#: correct outputs of 160; tasks by number of correct repeats (c = 0..4); (TP, FP, FN) per label.
+HAND = {
+    "gemini-2-5-flash": {
+        "correct": 124,
+        "tasks_by_c": {0: 2, 1: 2, 2: 6, 3: 10, 4: 20},
+        "counts": {
+            "compliant": (50, 13, 10),
+            "partially compliant": (46, 11, 10),
+            "non-compliant": (28, 12, 16),
+        },
+    },
+    "gemini-2-5-pro": {
+        "correct": 146,
+        "tasks_by_c": {2: 4, 3: 6, 4: 30},
+        "counts": {
+            "compliant": (53, 6, 7),
+            "partially compliant": (52, 5, 4),
+            "non-compliant": (41, 3, 3),
+        },
+    },
+}
+#: What the hand calculation gives, in percent, written out:
+#: Flash: accuracy 124/160; pass^2 = (6·1 + 10·3 + 20·6) / (40·6) = 156/240; pass^4 = 20/40;
+#: macro-F1 = (100/123 + 92/113 + 56/84) / 3.
+#: Pro: accuracy 146/160; pass^2 = (4·1 + 6·3 + 30·6) / 240 = 202/240; pass^4 = 30/40;
+#: macro-F1 = (106/119 + 104/113 + 82/88) / 3.
+EXPECTED = {
+    "gemini-2-5-flash": {
+        "classification_accuracy": 77.5,
+        "pass^1": 77.5,
+        "pass^2": 65.0,
+        "pass^4": 50.0,
+        "classification_macro_f1": 100 * (100 / 123 + 92 / 113 + 56 / 84) / 3,
+    },
+    "gemini-2-5-pro": {
+        "classification_accuracy": 91.25,
+        "pass^1": 91.25,
+        "pass^2": 100 * 202 / 240,
+        "pass^4": 75.0,
+        "classification_macro_f1": 100 * (106 / 119 + 104 / 113 + 82 / 88) / 3,
+    },
+}
+
+
+def truth(sigma: str) -> list[dict]:
+    lines = (EXAMPLE / f"truth-{sigma}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def hand_figures(sigma: str) -> dict[str, float]:
+    """Return the figures from the pinned counts, with exact fractions."""
+    hand = HAND[sigma]
+    tasks = sum(hand["tasks_by_c"].values())
+    figures = {"classification_accuracy": 100 * Fraction(hand["correct"], tasks * 4)}
+    for k in (1, 2, 4):
+        per_task = {
+            c: Fraction(
+                len(list(itertools.combinations(range(c), k))),
+                len(list(itertools.combinations(range(4), k))),
+            )
+            for c in range(5)
+        }
+        figures[f"pass^{k}"] = (
+            100 * sum(n * per_task[c] for c, n in hand["tasks_by_c"].items()) / tasks
+        )
+    f1 = [Fraction(2 * tp, 2 * tp + fp + fn) for tp, fp, fn in hand["counts"].values()]
+    figures["classification_macro_f1"] = 100 * sum(f1) / len(f1)
+    return {key: float(value) for key, value in figures.items()}
+
+
+def test_the_committed_files_are_what_the_generators_make():
+    for name, content in generate.expected_files().items():
+        assert (EXAMPLE / name).read_text(encoding="utf-8") == content, name
+
+
+def test_the_same_seed_gives_the_same_task_bytes_and_another_seed_other_tasks():
+    # The committed files were written by an earlier run of the generators, so the test
+    # above already shows that the same seeds give the same bytes for every file.
+    first = make_tasks.render(make_tasks.make_tasks())
+    assert make_tasks.render(make_tasks.make_tasks()) == first
+    assert make_tasks.render(make_tasks.make_tasks(seed=make_tasks.SEED + 1)) != first
+
+
+def test_the_task_set_has_forty_graded_controls_over_four_matrices_with_gold_by_the_rule():
+    lines = (EXAMPLE / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"label_set": list(LABELS)}
+    tasks = [json.loads(line) for line in lines[1:]]
+    graded = [t for t in tasks if t["split"] == "graded"]
+    assert len(graded) == 40
+    assert len({t["metadata"]["matrix"] for t in graded}) == 4
+    assert {t["split"] for t in tasks} == {"graded", "dev", "stress"}
+    clauses = {s["id"] for t in tasks for s in t["sources"] if s["id"].startswith("CS-")}
+    assert clauses <= set(CLAUSES) and len(CLAUSES) == 12
+    for task in graded:
+        mandatory = [c for c in task["metadata"]["missing"] if CLAUSES[c][2]]
+        assert task["gold_label"] == label_by_rule(mandatory), task["id"]
+        row = next(s for s in task["sources"] if s["id"] == f"{task['id']}-row")
+        if "CS-01" in mandatory:  # the row names no owner
+            assert "ensures that" not in row["text"]
+        assert any(not g["mandatory"] for g in task["guidance"]) or task["metadata"]["kind"]
+    assert {t["gold_label"] for t in graded} == set(LABELS)
+    assert all("gold_label" not in t for t in tasks if t["split"] == "stress")
+
+
+@pytest.mark.parametrize("sigma", SIGMAS)
+def test_labels_vary_across_repeats_and_every_output_has_its_truth(sigma):
+    records = truth(sigma)
+    assert len(records) == 160
+    labels = defaultdict(set)
+    for record in records:
+        labels[record["task_id"]].add(record["label"])
+    assert sum(len(v) > 1 for v in labels.values()) >= 5
+    replies_or_outputs = (
+        f"replies-{sigma}.jsonl" if sigma == make_outputs.EXECUTED else f"outputs-{sigma}.jsonl"
+    )
+    lines = (EXAMPLE / replies_or_outputs).read_text(encoding="utf-8").splitlines()
+    texts = {(o["task_id"], o["repeat"]): o["text"] for o in map(json.loads, lines)}
+    for record in records:
+        text = texts[(record["task_id"], record["repeat"])]
+        assert text.startswith(f"Classification: {record['label']}.\n")
+
+
+@pytest.mark.parametrize("sigma", SIGMAS)
+def test_accuracy_macro_f1_and_pass_k_equal_the_hand_calculation(sigma):
+    records = truth(sigma)
+    hand = HAND[sigma]
+    # The pinned counts are the truth files' counts.
+    gold = [r["gold_label"] for r in records]
+    given = [r["label"] for r in records]
+    assert sum(g == p for g, p in zip(gold, given, strict=True)) == hand["correct"]
+    by_task = defaultdict(list)
+    for record in records:
+        by_task[record["task_id"]].append(record["label"] == record["gold_label"])
+    tasks_by_c = defaultdict(int)
+    for repeats in by_task.values():
+        assert len(repeats) == 4
+        tasks_by_c[sum(repeats)] += 1
+    assert dict(tasks_by_c) == hand["tasks_by_c"]
+    for label, (tp, fp, fn) in hand["counts"].items():
+        assert sum(g == p == label for g, p in zip(gold, given, strict=True)) == tp
+        assert sum(p == label != g for g, p in zip(gold, given, strict=True)) == fp
+        assert sum(g == label != p for g, p in zip(gold, given, strict=True)) == fn
+
+    figures = hand_figures(sigma)
+    assert figures == pytest.approx(EXPECTED[sigma], abs=1e-9)
+    # A reference library agrees on accuracy and macro-F1.
+    assert 100 * accuracy_score(gold, given) == pytest.approx(figures["classification_accuracy"])
+    macro = 100 * f1_score(gold, given, labels=list(LABELS), average="macro")
+    assert macro == pytest.approx(figures["classification_macro_f1"])
+    # pass^k as the share of k-subsets of a task's repeats that all succeed, enumerated.
+    for k in (1, 2, 4):
+        shares = [
+            sum(all(c) for c in itertools.combinations(v, k))
+            / len(list(itertools.combinations(v, k)))
+            for v in by_task.values()
+        ]
+        assert 100 * sum(shares) / len(shares) == pytest.approx(figures[f"pass^{k}"])
+    # What the demo prints beside the estimates is this calculation.
+    printed = planted(sigma)
+    for key, value in figures.items():
+        assert printed[key] == pytest.approx(value)
+
+
+def test_guidance_recall_counts_mandatory_items_only():
+    records = truth(make_outputs.IMPORTED)
+    items = [g for r in records for g in r["guidance"].values()]
+    missing_mandatory = [g for g in items if g["breached"] and g["mandatory"]]
+    missing_advisory = [g for g in items if g["breached"] and not g["mandatory"]]
+    assert missing_advisory, "the example must have advisory gaps for the rule to matter"
+    recall = 100 * sum(g["flagged"] for g in missing_mandatory) / len(missing_mandatory)
+    assert planted(make_outputs.IMPORTED)["guidance_recall"] == pytest.approx(recall)
