@@ -24,6 +24,24 @@ KAPPA_RULE = "kappa"
 AC1_RULE = "ac1"
 AGREEMENT_RULES: tuple[str, ...] = (KAPPA_RULE, AC1_RULE)
 PairFault = Literal["equal", "inverted"]
+#: The success rules a charter may state (SPEC §4.1): how one output is judged a success.
+SUCCESS_LABEL_EQUALS_GOLD = "label_equals_gold"
+SUCCESS_KEY_ELEMENTS_PRESENT = "key_elements_present"
+SUCCESS_RECORDED = "recorded"
+SUCCESS_HUMAN_ACCEPTABLE = "human_acceptable"
+SUCCESS_RULES: tuple[str, ...] = (
+    SUCCESS_LABEL_EQUALS_GOLD,
+    SUCCESS_KEY_ELEMENTS_PRESENT,
+    SUCCESS_RECORDED,
+    SUCCESS_HUMAN_ACCEPTABLE,
+)
+#: pass^k's gated k when the charter names none: 4 when K ≥ 4, else K (SPEC §4).
+DEFAULT_PASS_K = 4
+
+
+def default_pass_k(repeats: int) -> int:
+    """Return the gated k of pass^k a charter without ``k`` reads: 4 when K ≥ 4, else K."""
+    return DEFAULT_PASS_K if repeats >= DEFAULT_PASS_K else repeats
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,17 @@ Shape (keys in this order; ``metrics`` in charter order)::
 
     version, use_case, autonomy ("A1"), consequence ("C3"), intensity ("E2"),
     metrics: [{id, treatment, direction, theta_out, theta_in, weight, harm_statement,
-               planned_n, reason, [agreement: {rule: kappa | ac1, threshold}]}],
+               planned_n, reason, [agreement: {rule: kappa | ac1, threshold}], [k]}],
 
 A metric's ``agreement`` rule is written only when the charter states one: a charter without
 it reads the default (κ/α on the metric's criteria against ``kappa_target``), and its
 canonical JSON, so its hash, is what it was before the field existed.
-    nu_max, confidence, kappa_target, repeats_k, alternative_weights, baseline,
+    nu_max, confidence, kappa_target, repeats_k, [success_rule], alternative_weights, baseline,
     measurement_mode, value_inputs, reevaluation_triggers, next_review_date ("YYYY-MM-DD")
+
+Likewise ``success_rule`` (SPEC §4.1: label_equals_gold | key_elements_present | recorded |
+human_acceptable) and a pass^k row's ``k`` (the k gated) are written only when stated, so a
+charter signed before they existed keeps its hash.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from charters.catalogue import AC1_RULE, AGREEMENT_RULES, KAPPA_RULE, catalogue
+from charters.catalogue import AC1_RULE, AGREEMENT_RULES, KAPPA_RULE, SUCCESS_RULES, catalogue
 from charters.validation import MEASUREMENT_MODES, TREATMENTS, Issue, evaluation_intensity
 from enterpriseval.documents import (
     DocumentSyntaxError,
@@ -52,6 +56,7 @@ METRIC_FIELDS: tuple[str, ...] = (
     "planned_n",
     "reason",
     "agreement",
+    "k",
 )
 # Accepted in files and checked against the catalogue, but not stored (the catalogue's
 # grading modes are what the charter records; see charters.validation).
@@ -63,6 +68,7 @@ CONTENT_FIELDS: tuple[str, ...] = (
     "confidence",
     "kappa_target",
     "repeats_k",
+    "success_rule",
     "alternative_weights",
     "baseline",
     "measurement_mode",
@@ -171,6 +177,7 @@ def charter_document(
                     "reason": metric.reason,
                 },
                 getattr(metric, "agreement", None),
+                getattr(metric, "k", None),
             )
             for metric in metrics
         ],
@@ -178,6 +185,7 @@ def charter_document(
         "confidence": charter.confidence,
         "kappa_target": charter.kappa_target,
         "repeats_k": charter.repeats_k,
+        **_success_rule(charter),
         "alternative_weights": charter.alternative_weights or {},
         "baseline": charter.baseline,
         "measurement_mode": charter.measurement_mode,
@@ -187,10 +195,20 @@ def charter_document(
     }
 
 
-def _with_rule(entry: dict[str, Any], rule: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Return the metric entry with its agreement rule, when the charter states one."""
+def _success_rule(charter: CharterLike) -> dict[str, str]:
+    """Return ``{success_rule: …}`` when the charter states one, else nothing."""
+    rule = getattr(charter, "success_rule", "")
+    return {"success_rule": rule} if rule else {}
+
+
+def _with_rule(
+    entry: dict[str, Any], rule: Mapping[str, Any] | None, k: int | None = None
+) -> dict[str, Any]:
+    """Return the metric entry with its agreement rule and pass^k's k, where stated."""
     if rule is not None:
         entry["agreement"] = dict(rule)
+    if k is not None:
+        entry["k"] = k
     return entry
 
 
@@ -297,6 +315,16 @@ def document_normalise(
     document["confidence"] = _float(raw, "confidence", reader)
     document["kappa_target"] = _float(raw, "kappa_target", reader)
     document["repeats_k"] = _count(raw, "repeats_k", MAX_SMALL_INT, reader)
+    rule = raw.get("success_rule")
+    if rule is not None and rule != "":
+        if rule in SUCCESS_RULES:
+            document["success_rule"] = rule
+        else:
+            reader.error(
+                "success_rule",
+                f"expected one of {', '.join(SUCCESS_RULES)} (how one output is judged a "
+                f"success, SPEC §4.1), got {rule!r}",
+            )
     document["alternative_weights"] = _alternatives(raw.get("alternative_weights"), reader)
     document["baseline"] = _string(raw.get("baseline"), "baseline", reader)
     mode = raw.get("measurement_mode")
@@ -369,6 +397,12 @@ def _metrics(raw: Any, reader: _Reader) -> list[dict[str, Any]]:
             rule = _agreement_rule(entry["agreement"], f"{path}.agreement", metric_id, reader)
             if rule is not None:
                 metric["agreement"] = rule
+        if entry.get("k") is not None:
+            k = _optional_count(entry["k"], f"{path}.k", metric_id, reader)
+            if k is not None and k < 1:
+                reader.error(f"{path}.k", f"{metric_id}: k must be a whole number ≥ 1, got {k}")
+            elif k is not None:
+                metric["k"] = k
         if "grading" in entry:
             metric["grading"] = entry["grading"]
         metrics.append(metric)
@@ -666,6 +700,9 @@ def document_from_form(
                     f"{metric_id}: a threshold needs the rule it belongs to (ac1)",
                 )
             )
+        k = number(f"k-{metric_id}", f"{path}.k", whole=True)
+        if k is not None:
+            entry["k"] = k
         metrics.append(
             {
                 **entry,
@@ -683,6 +720,7 @@ def document_from_form(
     for name in ("nu_max", "confidence", "kappa_target"):
         raw[name] = number(name, name)
     raw["repeats_k"] = number("repeats_k", "repeats_k", whole=True)
+    raw["success_rule"] = (fields.get("success_rule") or "").strip() or None
     raw["baseline"] = fields.get("baseline", "")
     raw["measurement_mode"] = fields.get("measurement_mode") or None
     raw["next_review_date"] = (fields.get("next_review_date") or "").strip() or None

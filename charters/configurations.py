@@ -54,6 +54,7 @@ __all__ = [
     "configuration_problems",
     "configuration_schema",
     "configuration_secret_problems",
+    "label_pattern_problem",
     "parity_report",
 ]
 
@@ -254,6 +255,17 @@ def _schema_problems(error: ValidationError) -> Iterator[tuple[Path_, str]]:
         wanted = " or ".join(_JSON_TYPES.get(t, t) for t in types)
         got = _JSON_TYPES.get(_json_type(instance), _json_type(instance))
         yield parts, f"expected {wanted}, got {got} {_short(instance)}"
+    elif kind == "oneOf" and parts and parts[-1] == "output_format":
+        if isinstance(instance, Mapping):
+            for sub in error.context or ():
+                if sub.relative_schema_path and sub.relative_schema_path[0] == 1:
+                    yield from _schema_problems(sub)
+        else:
+            yield (
+                parts,
+                "expected a text (free format, not parsed) or a mapping {kind: label, pattern: "
+                f"<regex with a named group label>}}, got {_short(instance)}",
+            )
     elif kind == "const":
         yield parts, f"must be {_short(expected)}, got {_short(instance)}"
     elif kind == "enum":
@@ -287,11 +299,31 @@ def _semantic_problems(document: Mapping[str, Any]) -> Iterator[tuple[Path_, str
                 f"{overlap} must be smaller than the chunk size {size}",
             )
     yield from _duplicate_names(document.get("tools"), ("tools",), "tool")
+    guardrails = document.get("guardrails")
+    output_format = guardrails.get("output_format") if isinstance(guardrails, Mapping) else None
+    if isinstance(output_format, Mapping) and isinstance(output_format.get("pattern"), str):
+        problem = label_pattern_problem(output_format["pattern"])
+        if problem:
+            yield ("guardrails", "output_format", "pattern"), problem
     oversight = document.get("oversight")
     if isinstance(oversight, Mapping):
         yield from _duplicate_names(
             oversight.get("checkpoints"), ("oversight", "checkpoints"), "checkpoint"
         )
+
+
+def label_pattern_problem(pattern: str) -> str:
+    """Return why ``pattern`` cannot read an output's label ("" when it can, SPEC §4.1)."""
+    try:
+        compiled = re.compile(pattern, re.MULTILINE)
+    except re.error as error:
+        return f"is not a valid regular expression: {error}"
+    if "label" not in compiled.groupindex:
+        return (
+            "has no named group label: write the part that captures the label as "
+            "(?P<label>...), e.g. ^Judgement:\\s*(?P<label>.+)$"
+        )
+    return ""
 
 
 def _duplicate_names(items: Any, parts: Path_, noun: str) -> Iterator[tuple[Path_, str]]:

@@ -59,11 +59,15 @@ FIELDS = (
     "reference",
     "expected_abstention",
     "metadata",
+    "gold_label",
 )
+HEADER_FIELDS = ("label_set",)
+LABELLED_SPLITS = ("dev", "graded")
 SOURCE_FIELDS = ("id", "text", "source")
 KEY_ELEMENT_FIELDS = ("id", "text")
 GUIDANCE_FIELDS = ("id", "text", "mandatory")
 MAX_ID_LENGTH = 120
+MAX_LABEL_LENGTH = 120  # Task.gold_label, Output.label
 MAX_SOURCE_LENGTH = 255
 _SPLIT_CODE = {"dev": 0, "graded": 1}
 # The cross-line index keeps the first 128 bits of each SHA-256: equal hashes always match,
@@ -105,14 +109,16 @@ class TaskRecord:
     reference: str
     expected_abstention: bool
     metadata: dict[str, Any]
+    gold_label: str = ""
 
 
 @dataclass(frozen=True)
 class TaskFileReport(JsonlReport):
-    """What one full read of a task file found."""
+    """What one full read of a task file found; ``label_set`` is the header's (SPEC §4.1)."""
 
     task_count: int
     split_counts: dict[str, int]
+    label_set: tuple[str, ...] = ()
 
 
 def content_sha256(text: str) -> str:
@@ -162,6 +168,13 @@ class TaskFileReader(JsonlReader[TaskRecord]):
         self._input_digests = bytearray()
         self._input_lines = array("I")
         self._input_splits = bytearray()
+        self._label_set: tuple[str, ...] = ()
+        self._first_object_seen = False
+
+    @property
+    def label_set(self) -> tuple[str, ...]:
+        """Return the label set the header declared (empty without a header)."""
+        return self._label_set
 
     def report(self) -> TaskFileReport:
         """Return what the read found; call it after iterating."""
@@ -169,20 +182,105 @@ class TaskFileReader(JsonlReader[TaskRecord]):
             **self._report_fields(),
             task_count=sum(self._split_counts.values()),
             split_counts=dict(self._split_counts),
+            label_set=self._label_set,
         )
 
     def _record(self, number: int, obj: dict[str, Any]) -> TaskRecord | None:
+        first = not self._first_object_seen
+        self._first_object_seen = True
+        if "label_set" in obj:
+            if first:
+                self._header(number, obj)
+            else:
+                self.add_error(
+                    number,
+                    "label_set",
+                    "the label set is declared once, in a header object on the first line "
+                    '({"label_set": [...]}), before the tasks',
+                )
+            return None
         record = self._task(number, obj)
         if record is not None:
             self._split_counts[record.split] += 1
         return record
 
     def _finish(self) -> None:
+        tasks = any(self._split_counts.values())
+        if self._first_object_seen and not tasks and not self.has_errors:
+            self.add_error(FILE_LINE, "file", self.empty_message)
         if self._cross_line_checks:
             self._check_duplicate_ids()
             self._check_dev_graded_disjoint()
 
     # Validation of one line
+
+    def _header(self, number: int, obj: dict[str, Any]) -> None:
+        """Read the header ``{"label_set": [...]}``: distinct non-empty labels (SPEC §4.1)."""
+        for key in obj:
+            if key not in HEADER_FIELDS:
+                self.add_error(
+                    number, key, 'unknown header field; the header holds only "label_set"'
+                )
+        value = obj["label_set"]
+        if not isinstance(value, list) or not value:
+            self.add_error(
+                number,
+                "label_set",
+                f"expected a non-empty list of label strings, got {json_kind(value)}",
+            )
+            return
+        labels: list[str] = []
+        for index, label in enumerate(value):
+            path = f"label_set[{index}]"
+            if not isinstance(label, str) or not label.strip():
+                self.add_error(number, path, f"expected a non-empty string, got {json_kind(label)}")
+            elif label != label.strip():
+                self.add_error(number, path, "must not start or end with whitespace")
+            elif len(label) > MAX_LABEL_LENGTH:
+                self.add_error(
+                    number, path, f"at most {MAX_LABEL_LENGTH} characters, got {len(label)}"
+                )
+            elif problem := unstorable_text(label):
+                self.add_error(number, path, problem)
+            elif label.casefold() in (known.casefold() for known in labels):
+                self.add_error(
+                    number, path, f"duplicate label {json_shown(label)}; labels must be distinct"
+                )
+            else:
+                labels.append(label)
+        if len(labels) == len(value):
+            self._label_set = tuple(labels)
+
+    def _gold_label(self, number: int, obj: dict[str, Any], split: str | None) -> str | None:
+        """Return the task's gold label ("" when it has none), or None after an error."""
+        if "gold_label" not in obj:
+            if self._label_set and split in LABELLED_SPLITS:
+                self.add_error(
+                    number,
+                    "gold_label",
+                    f"required on {split} tasks: the task set declares the label set "
+                    f"{_labels_shown(self._label_set)}",
+                )
+                return None
+            return ""
+        value = obj["gold_label"]
+        if not self._label_set:
+            self.add_error(
+                number,
+                "gold_label",
+                'a gold label needs a label set: declare {"label_set": [...]} in a header '
+                "object on the first line",
+            )
+            return None
+        if value not in self._label_set:
+            self.add_error(
+                number,
+                "gold_label",
+                f"{json_shown(value)} is not in the label set {_labels_shown(self._label_set)}",
+            )
+            return None
+        assert isinstance(value, str)
+        return value
 
     def _task(self, number: int, obj: dict[str, Any]) -> TaskRecord | None:
         errors_before = self._error_count
@@ -205,6 +303,7 @@ class TaskFileReader(JsonlReader[TaskRecord]):
         guidance = self._guidance(number, obj.get("guidance", []))
         reference = self._text(number, obj, "reference", "reference", required=False)
         abstention = self._boolean(number, obj, "expected_abstention", "expected_abstention")
+        gold_label = self._gold_label(number, obj, split)
         metadata = obj.get("metadata", {})
         if not isinstance(metadata, dict):
             self.add_error(
@@ -232,6 +331,7 @@ class TaskFileReader(JsonlReader[TaskRecord]):
             or key_elements is None
             or guidance is None
             or abstention is None
+            or gold_label is None
         ):
             return None
         return TaskRecord(
@@ -246,6 +346,7 @@ class TaskFileReader(JsonlReader[TaskRecord]):
             reference=reference or "",
             expected_abstention=abstention,
             metadata=metadata,
+            gold_label=gold_label,
         )
 
     def _sources(self, number: int, value: Any) -> tuple[SourceRecord, ...] | None:
@@ -410,6 +511,10 @@ class TaskFileReader(JsonlReader[TaskRecord]):
                     )
                 if first_line[split] is None:
                     first_line[split] = line
+
+
+def _labels_shown(labels: tuple[str, ...]) -> str:
+    return "[" + ", ".join(json_shown(label) for label in labels) + "]"
 
 
 def _groups(digests: bytearray, lines: array[int]) -> Iterator[list[int]]:

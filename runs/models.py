@@ -81,6 +81,15 @@ class Output(models.Model):
     generation_seconds = models.FloatField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
     success = models.BooleanField(null=True, blank=True, help_text="Automatic success flag.")
+    label = models.CharField(  # noqa: DJ001 (null = unknown, "" is not a label)
+        max_length=120,
+        null=True,
+        blank=True,
+        help_text="The label the output gave (structured judgement); null = unknown.",
+    )
+    label_error = models.TextField(
+        blank=True, help_text="Why no label could be parsed from the executed output."
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -46,6 +46,7 @@ FIELDS = (
     "latency_ms",
     "generation_seconds",
     "success",
+    "label",
     "error",
     "trajectory",
 )
@@ -75,6 +76,7 @@ class OutputRecord:
     success: bool | None
     error: str
     trajectory: dict[str, Any] | None
+    label: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -95,7 +97,9 @@ class OutputFileReader(JsonlReader[OutputRecord]):
     ``tasks`` maps each task id of the run's split to the ids of its permitted source
     chunks; ``repeats`` is K (repeats are numbered 0 to K − 1). ``scope`` names the split in
     messages ("task set memo v2, split graded"); ``elsewhere`` maps ids of tasks in other
-    splits to their split, so a task of the wrong split is named as such. Iterate once, then
+    splits to their split, so a task of the wrong split is named as such. ``label_set`` is
+    the task set's declared labels: an output's ``label`` must be one of them (SPEC §4.1).
+    Iterate once, then
     call :meth:`report`. Only the ``max_errors`` errors with the lowest line numbers are
     kept (``error_count`` counts them all).
     """
@@ -111,6 +115,7 @@ class OutputFileReader(JsonlReader[OutputRecord]):
         repeats: int,
         scope: str = "the run's split",
         elsewhere: Mapping[str, str] | None = None,
+        label_set: tuple[str, ...] = (),
         max_errors: int = DEFAULT_MAX_ERRORS,
         max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
@@ -122,6 +127,7 @@ class OutputFileReader(JsonlReader[OutputRecord]):
         self._repeats = repeats
         self._scope = scope
         self._elsewhere = elsewhere or {}
+        self._label_set = tuple(label_set)
         self._first_line = array("I", bytes(4 * len(tasks) * repeats))
         self._output_count = 0
         self._failed_count = 0
@@ -172,6 +178,7 @@ class OutputFileReader(JsonlReader[OutputRecord]):
         generation_seconds = self._seconds(number, obj)
         cost = self._cost(number, obj)
         success = self._success(number, obj, failed=bool(error))
+        label = self._label(number, obj)
         trajectory = self._trajectory(number, obj)
 
         if task_id is not None and repeat is not None and permitted is not None:
@@ -204,6 +211,7 @@ class OutputFileReader(JsonlReader[OutputRecord]):
             success=success,
             error=error,
             trajectory=trajectory,
+            label=label,
         )
 
     def _task_id(self, number: int, obj: dict[str, Any]) -> str | None:
@@ -387,6 +395,31 @@ class OutputFileReader(JsonlReader[OutputRecord]):
         if value and failed:
             self.add_error(number, "success", "an output with an error cannot be a success")
             return None
+        return value
+
+    def _label(self, number: int, obj: dict[str, Any]) -> str | None:
+        """Return the output's label; None (unknown) when null or absent (SPEC §4.1)."""
+        value = obj.get("label")
+        if value is None:
+            return None
+        if not self._label_set:
+            self.add_error(
+                number,
+                "label",
+                "the task set declares no label set, so an output cannot carry a label; "
+                'import a task set whose first line is {"label_set": [...]}',
+            )
+            return None
+        if value not in self._label_set:
+            shown = ", ".join(json_shown(label) for label in self._label_set)
+            self.add_error(
+                number,
+                "label",
+                f"{json_shown(value)} is not in the task set's label set [{shown}]; give one of "
+                "them, or null if the output gave no label",
+            )
+            return None
+        assert isinstance(value, str)
         return value
 
     def _trajectory(self, number: int, obj: dict[str, Any]) -> dict[str, Any] | None:

@@ -43,6 +43,7 @@ class TaskSetOutput(serializers.Serializer[TaskSet]):
     sha256 = serializers.CharField(source="manifest_sha256")
     task_count = serializers.IntegerField(source="line_count")
     split_counts = SplitCountsOutput()
+    label_set = serializers.ListField(child=serializers.CharField(), allow_null=True)
     created_by = serializers.CharField(source="created_by.get_username")
     created_at = serializers.DateTimeField()
     url = serializers.SerializerMethodField()
@@ -88,6 +89,7 @@ class TaskOutput(serializers.Serializer[Task]):
     guidance = GuidanceOutput(source="guidance_items", many=True)
     reference = serializers.CharField()
     expected_abstention = serializers.BooleanField()
+    gold_label = serializers.CharField(allow_null=True)
     metadata = serializers.DictField()
 
 

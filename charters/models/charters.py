@@ -5,6 +5,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from charters.catalogue import (
+    SUCCESS_HUMAN_ACCEPTABLE,
+    SUCCESS_KEY_ELEMENTS_PRESENT,
+    SUCCESS_LABEL_EQUALS_GOLD,
+    SUCCESS_RECORDED,
+)
 from charters.models.use_cases import Role, UseCase
 
 
@@ -19,6 +25,18 @@ class Treatment(models.TextChoices):
 
 
 SIGNING_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER, Role.REVIEWER)
+
+
+class SuccessRule(models.TextChoices):
+    """How the use case decides that one output is a success (SPEC §4.1)."""
+
+    LABEL_EQUALS_GOLD = SUCCESS_LABEL_EQUALS_GOLD, "Label equals the gold label"
+    KEY_ELEMENTS_PRESENT = (
+        SUCCESS_KEY_ELEMENTS_PRESENT,
+        "Every key element present (judge or human)",
+    )
+    RECORDED = SUCCESS_RECORDED, "The automatic success flag recorded with the output"
+    HUMAN_ACCEPTABLE = SUCCESS_HUMAN_ACCEPTABLE, "Graded acceptable by a human"
 
 
 class CharterQuerySet(models.QuerySet["Charter"]):
@@ -41,6 +59,15 @@ class Charter(models.Model):
     confidence = models.FloatField(default=0.95)
     kappa_target = models.FloatField(default=0.6)
     repeats_k = models.PositiveSmallIntegerField(default=1)
+    # Nullable (null = not stated) so SQLite keeps the frozen-charter trigger of the table.
+    success_rule = models.CharField(  # noqa: DJ001
+        max_length=20,
+        choices=SuccessRule.choices,
+        null=True,
+        blank=True,
+        default=None,
+        help_text="How one output's success is decided (SPEC §4.1); null = not stated.",
+    )
     alternative_weights = models.JSONField(default=dict, blank=True)
     baseline = models.TextField(blank=True)
     measurement_mode = models.CharField(
@@ -92,6 +119,11 @@ class CharterMetric(models.Model):
         blank=True,
         default=None,
         help_text="The pre-registered agreement rule (SPEC §5.1); null reads the default κ/α.",
+    )
+    k = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="pass^k: the k gated (SPEC §4); null reads 4 when K ≥ 4, else K.",
     )
     position = models.PositiveSmallIntegerField(default=0)
 

@@ -22,6 +22,13 @@ class TaskSet(models.Model):
     manifest_sha256 = models.CharField(max_length=64, help_text="SHA-256 of the imported file.")
     line_count = models.PositiveIntegerField()
     split_counts = models.JSONField(default=dict)
+    # Nullable so SQLite adds the column in place, keeping the table's immutability trigger.
+    label_set = models.JSONField(
+        null=True,
+        blank=True,
+        default=None,
+        help_text="The declared labels of a structured judgement; null = none declared.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -47,6 +54,14 @@ class Task(models.Model):
     input_sha256 = models.CharField(max_length=64)
     reference = models.TextField(blank=True)
     expected_abstention = models.BooleanField(default=False)
+    # Nullable (null = no gold label) so SQLite keeps the table's immutability trigger.
+    gold_label = models.CharField(  # noqa: DJ001
+        max_length=120,
+        null=True,
+        blank=True,
+        default=None,
+        help_text="The frozen gold label (one of the label set); null = none.",
+    )
     metadata = models.JSONField(default=dict, blank=True)
     line_number = models.PositiveIntegerField()
 

@@ -430,6 +430,7 @@ def _content(document: Any, *, use_case: UseCase, version: int) -> dict[str, Any
 def _apply(charter: Charter, content: dict[str, Any]) -> None:
     for name in SCALAR_FIELDS:
         setattr(charter, name, content[name])
+    charter.success_rule = content.get("success_rule")
     review = content["next_review_date"]
     charter.next_review_date = dt.date.fromisoformat(review) if review else None
 
@@ -448,6 +449,7 @@ def _write_metrics(charter: Charter, metrics: list[dict[str, Any]]) -> None:
                 planned_n=metric["planned_n"],
                 reason=metric["reason"],
                 agreement=metric.get("agreement"),
+                k=metric.get("k"),
                 position=position,
             )
             for position, metric in enumerate(metrics)

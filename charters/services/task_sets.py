@@ -77,6 +77,7 @@ def task_set_import(
             manifest_sha256=checked.sha256,
             line_count=checked.task_count,
             split_counts=checked.split_counts,
+            label_set=list(checked.label_set) or None,
             created_by=actor,
         )
         stream.seek(0)
@@ -101,6 +102,7 @@ def task_set_import(
             "manifest_sha256": task_set.manifest_sha256,
             "task_count": task_set.line_count,
             "split_counts": task_set.split_counts,
+            "label_set": task_set.label_set,
         },
     )
     use_case_advance(
@@ -134,6 +136,7 @@ def _write_batch(task_set: TaskSet, records: list[TaskRecord]) -> None:
                 input_sha256=record.input_sha256,
                 reference=record.reference,
                 expected_abstention=record.expected_abstention,
+                gold_label=record.gold_label or None,
                 metadata=record.metadata,
                 line_number=record.line,
             )

@@ -94,6 +94,7 @@ def output_import(
         repeats=repeats,
         scope=f"task set {task_set.name} v{task_set.version}, split {split}",
         elsewhere=elsewhere,
+        label_set=tuple(task_set.label_set or ()),
         max_errors=MAX_LISTED_ERRORS,
     )
     totals = _Totals()
@@ -150,6 +151,7 @@ def output_import(
             "sha256": report.sha256,
             "outputs": totals.outputs,
             "failed": totals.failed,
+            "labelled": totals.labelled,
             "missing": run.items_total - totals.outputs,
             "units": totals.units,
             "trajectories": totals.trajectories,
@@ -205,6 +207,7 @@ class _Totals:
     failed: int = 0
     units: int = 0
     trajectories: int = 0
+    labelled: int = 0
     cost: Decimal = Decimal(0)
     cost_unknown: int = 0
 
@@ -297,6 +300,7 @@ def _write_batch(
                 latency_ms=record.latency_ms,
                 generation_seconds=record.generation_seconds,
                 success=record.success,
+                label=record.label,
                 error=record.error,
             )
             for record in records
@@ -329,6 +333,7 @@ def _write_batch(
     totals.failed += sum(record.failed for record in records)
     totals.units += len(units)
     totals.trajectories += len(trajectories)
+    totals.labelled += sum(record.label is not None for record in records)
     for record in records:
         if record.cost_usd is None:
             totals.cost_unknown += 1

@@ -49,6 +49,7 @@ from runs.executor import (
     execute,
     timeout_for,
 )
+from runs.labels import LabelRead, LabelReader, label_reader
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus
 from runs.prompting import TemplateError, check_prompts, cited_ids, render_messages
 from runs.retrieval import DEFAULT_TOP_K, Chunk, retrieve
@@ -201,7 +202,7 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
     own, so progress shows while the chunk runs and a lost worker loses only what is in
     flight. Stops scheduling once the run's cost budget is reached (in-flight calls finish).
     """
-    run = Run.objects.select_related("configuration").get(pk=run_id)
+    run = Run.objects.select_related("configuration", "task_set").get(pk=run_id)
     if run.status in FINISHED:
         return ChunkResult(run_id, 0, 0, 0, 0, run.status)
     if run.status == RunStatus.PENDING:
@@ -232,10 +233,16 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
 
     budget = BudgetGuard(limit=run.cost_budget_usd, spent=run.cost_usd)
     written = failed = 0
+    labels = _OutputLabels(
+        label_reader(
+            (document.get("guardrails") or {}).get("output_format"), run.task_set.label_set
+        ),
+        {task.pk: task.external_id for task in tasks},
+    )
 
     def write(results: list[ItemResult]) -> None:
         nonlocal written, failed
-        new = _write_batch(run, results)
+        new = _write_batch(run, results, labels)
         written += len(new)
         failed += sum(o.status == OutputStatus.FAILED for o in new)
         if budget.limit is not None:  # what the run's other chunks have spent
@@ -341,7 +348,23 @@ def _work_items(
     return items
 
 
-def _output(run: Run, result: ItemResult) -> Output:
+@dataclass(frozen=True)
+class _OutputLabels:
+    """σ's label reader (None: outputs carry no label) and the task ids for its messages."""
+
+    reader: LabelReader | None
+    task_ids: dict[int, str]
+
+    def read(self, result: ItemResult) -> LabelRead:
+        if self.reader is None or not result.ok:
+            return LabelRead(None, "")
+        return self.reader.read(
+            result.text, task_id=self.task_ids[result.task_pk], repeat=result.repeat
+        )
+
+
+def _output(run: Run, result: ItemResult, labels: _OutputLabels) -> Output:
+    read = labels.read(result)
     return Output(
         run_id=run.pk,
         task_id=result.task_pk,
@@ -355,12 +378,14 @@ def _output(run: Run, result: ItemResult) -> Output:
         latency_ms=result.latency_ms,
         generation_seconds=result.generation_seconds,
         attempts=result.attempts,
+        label=read.label,
+        label_error=read.problem,
         error=result.error,
     )
 
 
 @transaction.atomic
-def _write_batch(run: Run, results: list[ItemResult]) -> list[Output]:
+def _write_batch(run: Run, results: list[ItemResult], labels: _OutputLabels) -> list[Output]:
     """Write the outputs not written yet and count them; return the new outputs."""
     # The run's row lock serialises the batches of all chunks of this run, so the existing
     # pairs read below are exact and the counters count each output once.
@@ -371,7 +396,7 @@ def _write_batch(run: Run, results: list[ItemResult]) -> list[Output]:
             "task_id", "repeat_index"
         )
     )
-    fresh = [_output(run, r) for r in results if (r.task_pk, r.repeat) not in existing]
+    fresh = [_output(run, r, labels) for r in results if (r.task_pk, r.repeat) not in existing]
     if not fresh:
         return []
     try:

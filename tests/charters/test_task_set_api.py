@@ -134,7 +134,7 @@ def test_a_bad_file_gets_400_listing_every_bad_line(personas):
             "line": 5,
             "field": "note",
             "message": "unknown field; the fields are id, split, input, sources, key_elements, "
-            "guidance, reference, expected_abstention, metadata",
+            "guidance, reference, expected_abstention, metadata, gold_label",
         },
     ]
     assert TaskSet.objects.count() == 0
