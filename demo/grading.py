@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -87,17 +88,29 @@ class DemoPractice:
 
 
 def demo_grading(
-    *, objects: DemoObjects, runs: Sequence[JudgedRun], log: Callable[[str], None]
+    *,
+    objects: DemoObjects,
+    runs: Sequence[JudgedRun],
+    log: Callable[[str], None],
+    grades: ModuleType = make_grades,
+    name: str = SESSION_NAME,
+    sample_size: int = SAMPLE_SIZE,
+    seed: int = SESSION_SEED,
 ) -> DemoGrading:
-    """Create (or find) the demo's grading session, grade it, adjudicate it, close it."""
+    """Create (or find) the demo's grading session, grade it, adjudicate it, close it.
+
+    ``grades`` is the example's simulated graders and planted truth (``GRADERS``,
+    ``grader_answers``, ``truth_records``, ``task_guidance``, ``true_grades``,
+    ``expected_agreement_draws``); the credit memo's by default.
+    """
     users = _demo_users()
     session = _session(
         objects.use_case,
         runs,
         users,
-        name=SESSION_NAME,
-        sample_size=SAMPLE_SIZE,
-        seed=SESSION_SEED,
+        name=name,
+        sample_size=sample_size,
+        seed=seed,
     )
     log(
         f"session {session.public_id} '{session.name}': {session.design} sample of "
@@ -113,7 +126,7 @@ def demo_grading(
             + ", ".join(f"{pi:.4f}" for pi in arm["inclusion_probabilities"].values())
         )
     sigma_of = {judged.run.pk: judged.sigma for judged in runs}
-    loaded, submitted, total = _grade(session, sigma_of, skip=())
+    loaded, submitted, total = _grade(session, sigma_of, skip=(), grades=grades)
     log(
         "simulated graders (error rate per field "
         + ", ".join(f"{g.username} {g.error_rate:.0%}" for g in make_grades.GRADERS)
@@ -121,7 +134,7 @@ def demo_grading(
         + (f" ({loaded} loaded now)" if loaded else "")
     )
     adjudicated, pending = _adjudicate(
-        session, sigma_of, users["demo-adjudicator"], resolve_all=True
+        session, sigma_of, users["demo-adjudicator"], resolve_all=True, grades=grades
     )
     log(
         f"adjudication: {adjudicated} disputed fields resolved by demo-adjudicator with the "
@@ -129,7 +142,7 @@ def demo_grading(
     )
     report = agreement_report(session=session)
     expected = _expected_agreement(
-        session, sigma_of, [row.agreement.field for row in report.fields]
+        session, sigma_of, [row.agreement.field for row in report.fields], grades
     )
     log(
         f"agreement on the {report.artefacts_complete} fully graded artefacts (target "
@@ -213,13 +226,17 @@ def _demo_users() -> dict:
 
 
 def _grade(
-    session: GradingSession, sigma_of: dict[int, str], *, skip: Sequence[str]
+    session: GradingSession,
+    sigma_of: dict[int, str],
+    *,
+    skip: Sequence[str],
+    grades: ModuleType = make_grades,
 ) -> tuple[int, int, int]:
     """Load the simulated graders' answers on every open assignment but ``skip``'s graders'.
 
     Return (loaded now, submitted, assignments).
     """
-    graders = {g.username: g for g in make_grades.GRADERS}
+    graders = {g.username: g for g in grades.GRADERS}
     assignments = list(
         Assignment.objects.filter(session=session)
         .select_related("grader", "artefact__output", "artefact__task", "session")
@@ -232,7 +249,7 @@ def _grade(
             continue
         output = assignment.artefact.output
         assert output is not None
-        answers, seconds = make_grades.grader_answers(
+        answers, seconds = grades.grader_answers(
             graders[username],
             sigma_of[output.run_id],
             assignment.artefact.task.external_id,
@@ -247,11 +264,14 @@ def _grade(
 
 
 def _expected_agreement(
-    session: GradingSession, sigma_of: dict[int, str], fields: Sequence[str]
+    session: GradingSession,
+    sigma_of: dict[int, str],
+    fields: Sequence[str],
+    grades: ModuleType = make_grades,
 ) -> dict[str, tuple[float, float, float]]:
     """Return the mean and central 95 % of α over re-simulations of the session's design."""
-    graders = {g.username: g for g in make_grades.GRADERS}
-    guidance = make_grades.task_guidance()
+    graders = {g.username: g for g in grades.GRADERS}
+    guidance = grades.task_guidance()
     by_artefact: dict[int, list[Assignment]] = {}
     for assignment in Assignment.objects.filter(session=session).select_related(
         "grader", "artefact__output", "artefact__task"
@@ -264,12 +284,12 @@ def _expected_agreement(
             continue
         artefact = group[0].artefact
         assert artefact.output is not None
-        record = make_grades.truth_records(sigma_of[artefact.output.run_id])[
+        record = grades.truth_records(sigma_of[artefact.output.run_id])[
             (artefact.task.external_id, artefact.output.repeat_index)
         ]
-        truths.append(make_grades.true_grades(record, guidance[artefact.task.external_id]))
+        truths.append(grades.true_grades(record, guidance[artefact.task.external_id]))
         pairs.append([graders[a.grader.username] for a in group])
-    draws = make_grades.expected_agreement_draws(truths, pairs, fields, draws=AGREEMENT_DRAWS)
+    draws = grades.expected_agreement_draws(truths, pairs, fields, draws=AGREEMENT_DRAWS)
     return {
         field: (
             float(np.nanmean(values)),
@@ -324,7 +344,12 @@ def _load(assignment: Assignment, answers: dict[str, dict[str, str]], seconds: f
 
 
 def _adjudicate(
-    session: GradingSession, sigma_of: dict[int, str], adjudicator: object, *, resolve_all: bool
+    session: GradingSession,
+    sigma_of: dict[int, str],
+    adjudicator: object,
+    *,
+    resolve_all: bool,
+    grades: ModuleType = make_grades,
 ) -> tuple[int, int]:
     """Resolve the session's disagreements with the planted truth, or leave them all.
 
@@ -338,7 +363,7 @@ def _adjudicate(
     by_pk = {a.pk: a for a in artefacts}
     disputes = [fv for fv in submitted_field_values(artefacts) if fv.disputed]
     done = pending = 0
-    guidance = make_grades.task_guidance()
+    guidance = grades.task_guidance()
     for fv in disputes:
         if fv.adjudicated is not None:
             done += 1
@@ -352,10 +377,10 @@ def _adjudicate(
             # Its parent's final value (agreed, or adjudicated just now) does not ask it,
             # e.g. "supported" of a sentence both graders called not assertive.
             continue
-        record = make_grades.truth_records(sigma_of[artefact.output.run_id])[
+        record = grades.truth_records(sigma_of[artefact.output.run_id])[
             (artefact.task.external_id, artefact.output.repeat_index)
         ]
-        truth = make_grades.true_grades(record, guidance[artefact.task.external_id])
+        truth = grades.true_grades(record, guidance[artefact.task.external_id])
         value = truth.get(fv.unit_key, {}).get(fv.field)
         if value is None:  # e.g. "supported" of a sentence that is truly not assertive
             value = next(v for v in fv.values.values() if v is not None)
