@@ -169,6 +169,7 @@ class TaskFileReader(JsonlReader[TaskRecord]):
         self._input_lines = array("I")
         self._input_splits = bytearray()
         self._label_set: tuple[str, ...] = ()
+        self._header_given = False
         self._first_object_seen = False
 
     @property
@@ -216,6 +217,7 @@ class TaskFileReader(JsonlReader[TaskRecord]):
 
     def _header(self, number: int, obj: dict[str, Any]) -> None:
         """Read the header ``{"label_set": [...]}``: distinct non-empty labels (SPEC §4.1)."""
+        self._header_given = True
         for key in obj:
             if key not in HEADER_FIELDS:
                 self.add_error(
@@ -253,6 +255,8 @@ class TaskFileReader(JsonlReader[TaskRecord]):
 
     def _gold_label(self, number: int, obj: dict[str, Any], split: str | None) -> str | None:
         """Return the task's gold label ("" when it has none), or None after an error."""
+        if self._header_given and not self._label_set:
+            return None  # the header's own errors say what is wrong; no echo on every task
         if "gold_label" not in obj:
             if self._label_set and split in LABELLED_SPLITS:
                 self.add_error(

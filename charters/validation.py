@@ -23,6 +23,9 @@ from scipy.stats import norm
 
 from charters.catalogue import (
     AUTONOMY_LABELS,
+    SUCCESS_KEY_ELEMENTS_PRESENT,
+    SUCCESS_LABEL_EQUALS_GOLD,
+    SUCCESS_RULES,
     CatalogueMetric,
     catalogue,
     threshold_pair_fault,
@@ -90,6 +93,27 @@ class Issue:
             "message": self.message,
             "line": self.line,
         }
+
+
+#: Metrics that read each output's success by the charter's success rule (SPEC §4.1).
+SUCCESS_METRICS: tuple[str, ...] = ("pass_hat_k", "dispersion", "cost_per_successful_task")
+#: Metrics that read the task set's gold labels and the outputs' labels (SPEC §4.1).
+LABEL_METRICS: tuple[str, ...] = ("classification_accuracy", "classification_macro_f1")
+PASS_HAT_K = "pass_hat_k"  # noqa: S105 (a metric id, not a secret)
+
+
+@dataclass(frozen=True)
+class TaskSetSupply:
+    """What one task set of the use case supplies to the metrics (SPEC §4.1).
+
+    ``name`` is how messages name it ("controls v2"); ``gold_labels`` means it declares a
+    label set and every graded task carries its gold label.
+    """
+
+    name: str
+    label_set: bool
+    gold_labels: bool
+    key_elements: bool
 
 
 @dataclass(frozen=True)
@@ -178,11 +202,15 @@ def charter_validate(
     autonomy: int,
     consequence: int,
     today: dt.date | None = None,
+    task_sets: Sequence[TaskSetSupply] | None = None,
 ) -> ValidationReport:
     """Return the validation report of a charter document for a use case's a and c.
 
     ``today`` (default: today in UTC) is the date a past ``next_review_date`` is judged by;
-    services pass the local date of the site.
+    services pass the local date of the site. ``task_sets`` describes what the use case's
+    task sets supply: a gated metric whose inputs none of them supplies is an error naming
+    the missing field (SPEC §4.1); ``None`` (or none imported yet) leaves that check to the
+    decision, which says which field is missing.
     """
     report = ValidationReport()
     intensity = evaluation_intensity(autonomy, consequence)
@@ -200,6 +228,8 @@ def charter_validate(
     _check_planning(gated, scalars.get("confidence"), report)
     _check_value_inputs(document.get("value_inputs"), report)
     _check_governance(document, scalars, today, report)
+    _check_success(document, scalars, report)
+    _check_supply(document, task_sets, report)
     return report
 
 
@@ -247,6 +277,99 @@ def _check_classification(
                 f"written for its use case's classification (A{autonomy}/C{consequence} → "
                 f"E{intensity})",
             )
+
+
+def _metric_entries(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    raw = document.get("metrics")
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        return {}
+    return {
+        entry["id"]: entry
+        for entry in raw
+        if isinstance(entry, Mapping) and isinstance(entry.get("id"), str)
+    }
+
+
+def _check_success(
+    document: Mapping[str, Any], scalars: Mapping[str, Any], report: ValidationReport
+) -> None:
+    """The success rule and pass^k's k (SPEC §4, §4.1)."""
+    rule = document.get("success_rule")
+    if rule is not None and rule not in SUCCESS_RULES:
+        report.add(
+            "error",
+            "success_rule",
+            f"success_rule must be one of {', '.join(SUCCESS_RULES)}, got {rule!r}",
+        )
+        rule = None
+    entries = _metric_entries(document)
+    for metric_id in SUCCESS_METRICS:
+        entry = entries.get(metric_id)
+        if entry is None or rule:
+            continue
+        gated = entry.get("treatment") == GATED
+        report.add(
+            "error" if gated else "warning",
+            "success_rule",
+            f"{metric_id} counts successful tasks, but the charter states no success_rule "
+            f"({', '.join(SUCCESS_RULES)}): producing an output is completion, not success, so "
+            f"{metric_id} would have no estimate",
+        )
+    for metric_id, entry in entries.items():
+        k = entry.get("k")
+        if k is None:
+            continue
+        path = f"metrics[{metric_id}].k"
+        if metric_id != PASS_HAT_K:
+            report.add("error", path, f"k belongs to pass_hat_k only; remove it from {metric_id}")
+        elif not is_whole(k) or k < 1:
+            report.add("error", path, f"pass_hat_k: k must be a whole number ≥ 1, got {k!r}")
+        elif is_whole(scalars.get("repeats_k")) and k > scalars["repeats_k"]:
+            report.add(
+                "error",
+                path,
+                f"pass_hat_k: k = {k} needs at least {k} repeats, but repeats_k is "
+                f"{scalars['repeats_k']}",
+            )
+
+
+def _check_supply(
+    document: Mapping[str, Any],
+    task_sets: Sequence[TaskSetSupply] | None,
+    report: ValidationReport,
+) -> None:
+    """Refuse to gate what no task set of the use case can supply, naming the field."""
+    if not task_sets:
+        return
+    names = ", ".join(supply.name for supply in task_sets)
+    entries = _metric_entries(document)
+    for metric_id in LABEL_METRICS:
+        entry = entries.get(metric_id)
+        if entry is None or entry.get("treatment") != GATED:
+            continue
+        if not any(supply.gold_labels for supply in task_sets):
+            report.add(
+                "error",
+                f"metrics[{metric_id}]",
+                f"{metric_id} needs gold_label on every graded task (and a label_set header); "
+                f"no task set of the use case has them ({names}): import one with labels, or "
+                "make the metric informational",
+            )
+    rule = document.get("success_rule")
+    if rule == SUCCESS_LABEL_EQUALS_GOLD and not any(s.label_set for s in task_sets):
+        report.add(
+            "error",
+            "success_rule",
+            "label_equals_gold needs a label_set (and gold_label on the tasks); no task set of "
+            f"the use case declares one ({names})",
+        )
+    if rule == SUCCESS_KEY_ELEMENTS_PRESENT and not any(s.key_elements for s in task_sets):
+        report.add(
+            "error",
+            "success_rule",
+            "key_elements_present needs key_elements on the tasks; no task set of the use case "
+            f"has any ({names})",
+        )
 
 
 def _check_scalars(document: Mapping[str, Any], report: ValidationReport) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Decision-page plots as SVG: the Efficacy Index with its band, and the value interval.
+"""Decision-page plots as SVG: the Efficacy Index with its band, the value interval, and the
+confusion matrix of a structured judgement.
 
 Same conventions as :mod:`gates.plots` (those of :mod:`enterpriseval.plotting`, and the same
 colours), which holds the threshold-band and ν-profile plots the page shows beside these.
@@ -6,8 +7,13 @@ colours), which holds the threshold-band and ν-profile plots the page shows bes
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Sequence
+
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from enterpriseval.plotting import BOUND, ESTIMATE, INK, figure_svg
@@ -87,3 +93,64 @@ def _one_line_svg(figure: Figure, axis: Axes, *, xlabel: str, title: str) -> str
     for spine in ("top", "right", "left"):
         axis.spines[spine].set_visible(False)
     return figure_svg(figure)
+
+
+def confusion_matrix_svg(
+    labels: Sequence[str], columns: Sequence[str], counts: Sequence[Sequence[int]]
+) -> str:
+    """Plot the confusion matrix of a structured judgement: gold rows, given-label columns.
+
+    ``counts[g][p]`` counts tasks with gold ``labels[g]`` that were given ``columns[p]``;
+    the last column is the unknown label (SPEC §4.1). Cells show their counts; the diagonal
+    (correct) is outlined.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not len(labels) × len(columns).
+    """
+    matrix = np.asarray(counts, dtype=float)
+    if matrix.shape != (len(labels), len(columns)):
+        raise ValueError(
+            f"counts: expected {len(labels)} × {len(columns)} cells, got shape {matrix.shape}"
+        )
+    size = max(len(columns), 2)
+    figure = Figure(figsize=(1.2 + 1.1 * size, 1.0 + 0.55 * len(labels)))
+    axis = figure.subplots()
+    top = matrix.max() if matrix.size and matrix.max() > 0 else 1.0
+    axis.imshow(matrix / top, cmap="Blues", vmin=0, vmax=1.25, aspect="auto")
+    for row in range(matrix.shape[0]):
+        for column in range(matrix.shape[1]):
+            value = int(matrix[row, column])
+            dark = matrix[row, column] / top > 0.6
+            axis.text(
+                column,
+                row,
+                str(value),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark else INK,
+            )
+            if row == column:
+                axis.add_patch(
+                    Rectangle(
+                        (column - 0.5, row - 0.5), 1, 1, fill=False, edgecolor=INK, linewidth=1.2
+                    )
+                )
+    axis.set_xticks(range(len(columns)), [_wrapped(c) for c in columns], fontsize=7)
+    axis.set_yticks(range(len(labels)), [_wrapped(label) for label in labels], fontsize=7)
+    axis.set_xlabel("label given (first repeat)", fontsize=8)
+    axis.set_ylabel("gold label", fontsize=8)
+    correct = int(np.trace(matrix[:, : len(labels)]))
+    total = int(matrix.sum())
+    axis.set_title(
+        f"Confusion matrix: {correct} of {total} tasks correct (outlined diagonal)",
+        fontsize=8.5,
+        loc="left",
+    )
+    return figure_svg(figure)
+
+
+def _wrapped(label: str, width: int = 14) -> str:
+    return "\n".join(textwrap.wrap(label, width)) or label

@@ -25,7 +25,7 @@ from enterpriseval.plotting import svg_data_uri
 from gates.algorithm import GateResult, MetricResult, Recommendation
 from gates.models import Decision
 from gates.plots import nu_profile_svg, threshold_bands_svg
-from gates.plots_decision import ei_band_svg, value_interval_svg
+from gates.plots_decision import confusion_matrix_svg, ei_band_svg, value_interval_svg
 from gates.services import DECISION_ROLES
 from gates.value_model import ValueEstimate
 from grading.models import GradingSession, OversightStudy
@@ -195,6 +195,24 @@ class DecisionDetail:
     value_unavailable: str
     evidence: list[tuple[str, Any]]
     plots: list[Plot]
+    classification: Mapping[str, Any] | None = None
+    success: Mapping[str, Any] | None = None
+
+    @property
+    def confusion_rows(self) -> list[tuple[str, list[int]]]:
+        """Return (gold label, counts by given label) rows of the confusion matrix."""
+        if self.classification is None:
+            return []
+        return list(
+            zip(self.classification["labels"], self.classification["confusion"], strict=True)
+        )
+
+    @property
+    def confusion_plot(self) -> Plot | None:
+        return next((p for p in self.plots if p.title == CONFUSION_TITLE), None)
+
+
+CONFUSION_TITLE = "Confusion matrix of the structured judgement"
 
 
 def decision_detail(*, decision: Decision) -> DecisionDetail:
@@ -224,6 +242,8 @@ def decision_detail(*, decision: Decision) -> DecisionDetail:
         value_unavailable=stored_value.get("unavailable", ""),
         evidence=sorted(decision.evidence.items()),
         plots=decision_plots_of(decision=decision, gate=gate, value=value),
+        classification=record.get("classification"),
+        success=record.get("success"),
     )
 
 
@@ -279,6 +299,7 @@ def decision_plots_of(
         return decision_plots(
             gate or gate_result_from_dict(record["gate"]),
             value if gate is not None else value_estimate_from_dict(record.get("value")),
+            record.get("classification"),
         )
 
     return list(
@@ -291,8 +312,13 @@ def decision_plots_of(
     )
 
 
-def decision_plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
-    """Return a decision's plots: estimates against θout/θin, ν, EI band, value interval."""
+def decision_plots(
+    gate: GateResult,
+    value: ValueEstimate | None,
+    classification: Mapping[str, Any] | None = None,
+) -> list[Plot]:
+    """Return a decision's plots: estimates against θout/θin, ν, EI band, value interval,
+    and the confusion matrix of a structured judgement (SPEC §4.1)."""
     plots = [
         Plot(
             "Metric estimates against their thresholds",
@@ -319,6 +345,20 @@ def decision_plots(gate: GateResult, value: ValueEstimate | None) -> list[Plot]:
                 f"Value interval ({value.label})",
                 svg_data_uri(value_interval_svg(value)),
                 f"V_annual point value and {value.level:.0%} interval, {value.label}",
+            )
+        )
+    if classification is not None:
+        plots.append(
+            Plot(
+                CONFUSION_TITLE,
+                svg_data_uri(
+                    confusion_matrix_svg(
+                        classification["labels"],
+                        classification["columns"],
+                        classification["confusion"],
+                    )
+                ),
+                "Tasks by gold label (rows) and the label given (columns), unknown last",
             )
         )
     return plots
@@ -452,7 +492,26 @@ def _run_differences(a: Decision, b: Decision) -> list[str]:
         differences.append(f"split: {run_a.split} against {run_b.split}")
     if run_a.repeats != run_b.repeats:
         differences.append(f"repeats K: {run_a.repeats} against {run_b.repeats}")
+    success = _success_difference(a.record.get("success"), b.record.get("success"))
+    if success:
+        differences.append(success)
     return differences
+
+
+def _success_difference(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str:
+    """Say how task success was determined differently for the two runs (SPEC §4.1), or ""."""
+    if a is None or b is None:
+        return ""
+    words = [
+        side["method"] + (f" (undetermined: {side['reason']})" if side.get("reason") else "")
+        for side in (a, b)
+    ]
+    if a["method"] == b["method"] and bool(a.get("reason")) == bool(b.get("reason")):
+        return ""
+    return (
+        f"how task success was determined: A by {words[0]}; B by {words[1]} — pass^k and the "
+        "other success metrics do not measure the same thing"
+    )
 
 
 # --------------------------------------------------------------------------- recording one

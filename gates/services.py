@@ -36,9 +36,11 @@ from grading.models import GradingSession, OversightStudy
 from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
 from grading.selectors.sessions import session_detail, session_grade_rows
+from metrics.classification import run_classification, run_labels
 from metrics.estimate import MetricEstimate
 from metrics.evidence import unit_metric_evidence
-from metrics.selectors import charter_estimates
+from metrics.selectors import SUCCESS_METRICS, charter_estimates
+from metrics.success import run_successes
 from runs.judges.llm import same_model
 from runs.models import Judge, JudgeKind, JudgeScore, Output, Run, RunStatus
 
@@ -187,8 +189,14 @@ def decision_record(
     session: GradingSession | None = None,
     judge: Judge | None = None,
     oversight_study: OversightStudy | None = None,
+    classification: Mapping[str, Any] | None = None,
+    success: Mapping[str, Any] | None = None,
 ) -> Decision:
     """Record an immutable decision and the evidence it rests on; computing it unblinds.
+
+    ``classification`` (labels, confusion matrix, per-class scores) and ``success`` (the
+    success rule, how it was applied to this run, and why it is undetermined) are kept in the
+    record when the run has them (SPEC §4.1).
 
     The decision's canonical JSON (estimates, gate result, value estimate and the SHA-256 of
     the evidence) is hashed and stored; an audit entry carries the hash, and an unblinding
@@ -218,6 +226,10 @@ def decision_record(
         "value": dict(value) if value is not None else None,
         "stress": dict(stress) if stress is not None else None,
     }
+    if classification is not None:
+        record["classification"] = dict(classification)
+    if success is not None:
+        record["success"] = dict(success)
     recorded = _same_decision(run=run, charter=charter, record=record, evidence=evidence)
     if recorded is not None:
         raise ConflictError(
@@ -372,6 +384,7 @@ def decision_compute(
             ),
         )
     value = value_for(charter=charter, run=run, session=session, judge=judge, study=oversight_study)
+    classification, success = structured_evidence(charter=charter, run=run, judge=judge)
     stress = stress_report(charter=charter, run=run, stress_run=stress_run, judge=judge)
     evidence = {
         "charter_sha256": charter.sha256,
@@ -395,7 +408,28 @@ def decision_compute(
         session=session,
         judge=judge,
         oversight_study=oversight_study,
+        classification=classification,
+        success=success,
     )
+
+
+def structured_evidence(
+    *, charter: Charter, run: Run, judge: Judge | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Return the run's classification summary and success basis for the record (SPEC §4.1).
+
+    The classification summary is there when the task set declares a label set and every
+    task of the split has its gold label; the success basis when the charter names a metric
+    that reads success (pass^k, dispersion, cost per successful task).
+    """
+    metric_ids = set(charter.metrics.values_list("metric_id", flat=True))
+    summary = run_classification(labels=run_labels(run=run))
+    classification = summary.as_dict() if summary is not None else None
+    success = None
+    if metric_ids & SUCCESS_METRICS:
+        found = run_successes(run=run, rule=charter.success_rule, judge=judge)
+        success = {"rule": found.rule, "method": found.method, "reason": found.reason}
+    return classification, success
 
 
 def stress_report(

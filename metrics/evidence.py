@@ -13,7 +13,9 @@ each run uniformly (uniform within the σ, or stratified by run), so within one 
 sample is uniform and the run's outputs form one stratum: π = n_run/N_run is the same for every
 output of the run, and no weight across σ or runs enters a run's estimate. Outputs sampled but
 not yet completely graded (a grader has not submitted, a disagreement waits for the adjudicator)
-count as unlabeled; ``pending`` says how many. Seven queries whatever the number of outputs.
+count as unlabeled; ``pending`` says how many. Guidance recall counts mandatory items only
+(SPEC §4), read with one more query. Seven queries (eight for guidance recall) whatever the
+number of outputs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from charters.models import GuidanceItem
 from grading.models import GradingSession, SessionArtefact
 from grading.rubric import criterion_scores
 from grading.selectors.artefacts import submitted_field_values
@@ -74,6 +77,7 @@ class _Unit:
     key: str
     kind: str
     sentence_position: int | None
+    mandatory: bool = True  # a guidance item's; recall counts mandatory items only
 
 
 def unit_metric_evidence(
@@ -88,13 +92,21 @@ def unit_metric_evidence(
         .values_list("pk", flat=True)
     )
     index = {pk: i for i, pk in enumerate(outputs)}
-    units = [
-        _Unit(pk, index[output_id], key, kind, sentence_position)
-        for pk, output_id, key, kind, sentence_position in Unit.objects.filter(
-            output_id__in=outputs, kind__in=kinds
-        )
+    rows = list(
+        Unit.objects.filter(output_id__in=outputs, kind__in=kinds)
         .order_by("output_id", "kind", "position")
-        .values_list("pk", "output_id", "key", "kind", "sentence_position")
+        .values_list(
+            "pk", "output_id", "key", "kind", "sentence_position", "ref_id", "output__task_id"
+        )
+    )
+    optional = (
+        _optional_items({task for *_rest, task in rows})
+        if metric_id == "guidance_recall"
+        else set()
+    )
+    units = [
+        _Unit(pk, index[output_id], key, kind, sentence_position, (task, ref) not in optional)
+        for pk, output_id, key, kind, sentence_position, ref, task in rows
     ]
 
     f_num = f_den = None
@@ -148,6 +160,15 @@ def unit_metric_evidence(
         h_den=h_den if spec.denominator == "graded" else None,
     )
     return RunEvidence(metric_id, data, judge_complete, pending, len(outputs))
+
+
+def _optional_items(task_pks: set[int]) -> set[tuple[int, str]]:
+    """Return the (task, item id) of the non-mandatory guidance items of ``task_pks``."""
+    return set(
+        GuidanceItem.objects.filter(task_id__in=task_pks, mandatory=False).values_list(
+            "task_id", "item_id"
+        )
+    )
 
 
 def _human_scores(labels: Mapping[str, str]) -> dict[str, float]:
@@ -253,4 +274,5 @@ def _count(
         breached=_column(others, scores, "breached"),
         n_outputs=n_outputs,
         measure=measure,
+        mandatory=np.array([u.mandatory for u in others], dtype=float),
     )

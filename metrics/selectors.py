@@ -11,18 +11,21 @@ says Undetermined for a gated one instead of guessing.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import replace
 
-import numpy as np
-
+from charters.catalogue import default_pass_k
 from charters.models import Charter
+from charters.validation import LABEL_METRICS
+from charters.validation import SUCCESS_METRICS as SUCCESS_METRIC_IDS
 from grading.models import GradingSession, OversightStudy
 from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
+from metrics.classification import classification_estimate, run_labels
 from metrics.estimate import MetricEstimate
 from metrics.evidence import unit_metric_evidence
+from metrics.success import RunSuccesses, run_successes
 from metrics.task_estimators import (
+    DEFAULT_PASS_KS,
     catch_rate_estimate,
     cost_per_successful_task_estimate,
     dispersion_estimate,
@@ -32,9 +35,11 @@ from metrics.task_estimators import (
     review_burden_estimate,
 )
 from metrics.unit_estimators import UNIT_METRICS, estimate_unit_metric
-from runs.models import Judge, Output, OutputStatus, Run
+from runs.models import Judge, Output, Run
 
 SECONDS_PER_MINUTE = 60.0
+SUCCESS_METRICS = frozenset(SUCCESS_METRIC_IDS)
+CLASSIFICATION_METRICS = frozenset(LABEL_METRICS)
 
 
 def charter_estimates(
@@ -48,14 +53,17 @@ def charter_estimates(
     """Return a record for every metric of ``charter`` (gated and informational) on ``run``."""
     confidence = charter.confidence
     kappas = _metric_kappas(session, charter) if session is not None else {}
-    outputs = list(
-        Output.objects.filter(run=run, task__split=run.split)
-        .order_by("task_id", "repeat_index")
-        .values("task_id", "status", "success", "cost_usd")
+    metrics = list(charter.metrics.order_by("position", "pk"))
+    wanted = {metric.metric_id for metric in metrics}
+    successes = (
+        run_successes(run=run, rule=charter.success_rule, judge=judge)
+        if wanted & SUCCESS_METRICS
+        else None
     )
+    labels = run_labels(run=run) if wanted & CLASSIFICATION_METRICS else None
     oversight = oversight_results(study=oversight_study) if oversight_study is not None else None
     estimates: dict[str, MetricEstimate] = {}
-    for metric in charter.metrics.order_by("position", "pk"):
+    for metric in metrics:
         metric_id = metric.metric_id
         planned = metric.planned_n
         if metric_id in UNIT_METRICS:
@@ -72,23 +80,23 @@ def charter_estimates(
             notes = [n for n in (kappa_note, _pending_note(evidence.pending)) if n]
             if notes:
                 estimate = _with_notes(estimate, notes)
+        elif metric_id in CLASSIFICATION_METRICS:
+            found = classification_estimate(
+                metric_id=metric_id, labels=labels, confidence=confidence, planned_n=planned
+            )
+            estimate = (
+                _missing(metric_id, confidence, "A", found) if isinstance(found, str) else found
+            )
         elif metric_id == "pass_hat_k":
-            estimate = _pass_hat_1(outputs, confidence, planned)
+            assert successes is not None
+            k = metric.k if metric.k is not None else default_pass_k(charter.repeats_k)
+            estimate = _pass_hat_gated(successes, k, confidence, planned)
         elif metric_id == "dispersion":
-            successes, trials = _successes(outputs)
-            if trials < 2:
-                estimate = _missing(
-                    metric_id,
-                    confidence,
-                    "A",
-                    f"dispersion needs K ≥ 2 repeats per task; the run has K = {trials}",
-                )
-            else:
-                estimate = dispersion_estimate(
-                    successes, trials, confidence=confidence, planned_n=planned
-                )
+            assert successes is not None
+            estimate = _dispersion(successes, confidence, planned)
         elif metric_id == "cost_per_successful_task":
-            estimate = _cost(outputs, confidence, planned)
+            assert successes is not None
+            estimate = _cost(run, successes, confidence, planned)
         elif metric_id in ("catch_rate", "false_acceptance_rate") and oversight is not None:
             overall = oversight.overall
             if metric_id == "catch_rate":
@@ -225,74 +233,96 @@ def _no_evidence(metric_id: str) -> str:
     return "the run holds no evidence of this kind (no trajectories, labels or item lists)"
 
 
-def _successes(outputs: list[dict[str, object]]) -> tuple[np.ndarray, int]:
-    by_task: dict[object, list[bool]] = defaultdict(list)
-    for output in outputs:
-        by_task[output["task_id"]].append(
-            output["status"] == OutputStatus.SUCCEEDED and output["success"] is not False
-        )
-    if not by_task:
-        return np.zeros(0, dtype=int), 1
-    trials = min(len(v) for v in by_task.values())
-    return np.array([sum(v[:trials]) for v in by_task.values()], dtype=int), trials
+def _success_words(successes: RunSuccesses) -> str:
+    return f"success: {successes.method}"
 
 
-def _pass_hat_1(
-    outputs: list[dict[str, object]], confidence: float, planned: int | None
+def _pass_hat_gated(
+    successes: RunSuccesses, k: int, confidence: float, planned: int | None
 ) -> MetricEstimate:
-    """Return pass^1 as the charter's record, with pass^2, pass^4 and pass^K in its notes."""
-    successes, trials = _successes(outputs)
-    if successes.size == 0:
-        return _missing("pass_hat_k", confidence, "A", "the run has no outputs")
-    records = pass_hat_k_estimates(successes, trials, confidence=confidence, planned_n=planned)
+    """Return pass^k at the charter's k, with pass^1, 2, 4 and K in its notes (SPEC §4)."""
+    if successes.successes is None:
+        return _missing("pass_hat_k", confidence, "A", successes.reason)
+    trials = successes.trials
+    records = pass_hat_k_estimates(
+        successes.successes,
+        trials,
+        confidence=confidence,
+        ks=sorted({*DEFAULT_PASS_KS, trials, k}),
+        planned_n=planned,
+    )
     others = [
-        f"pass^{k} = {r.point:.1f} [{r.lo:.1f}, {r.hi:.1f}]"
-        if r.has_value
-        else f"pass^{k}: {r.reason}"
-        for k, r in sorted(records.items())
-        if k != 1
+        f"pass^{j} = {r.point:.1f} [{r.lo:.1f}, {r.hi:.1f}]"
+        if r.has_value and r.lo is not None and r.hi is not None
+        else f"pass^{j}: {r.reason}"
+        for j, r in sorted(records.items())
+        if j != k
     ]
-    return replace(records[1], notes=(*records[1].notes, *others))
+    gated = records[k]
+    return replace(
+        gated, notes=(*gated.notes, f"gated k = {k}", _success_words(successes), *others)
+    )
+
+
+def _dispersion(successes: RunSuccesses, confidence: float, planned: int | None) -> MetricEstimate:
+    if successes.successes is None:
+        return _missing("dispersion", confidence, "A", successes.reason)
+    if successes.trials < 2:
+        return _missing(
+            "dispersion",
+            confidence,
+            "A",
+            f"dispersion needs K ≥ 2 repeats per task; the run has K = {successes.trials}",
+        )
+    estimate = dispersion_estimate(
+        successes.successes, successes.trials, confidence=confidence, planned_n=planned
+    )
+    return _with_notes(estimate, [_success_words(successes)])
 
 
 def _cost(
-    outputs: list[dict[str, object]], confidence: float, planned: int | None
+    run: Run, successes: RunSuccesses, confidence: float, planned: int | None
 ) -> MetricEstimate:
-    costs = [
-        float(o["cost_usd"]) if o["cost_usd"] is not None else math.nan  # type: ignore[arg-type]
-        for o in outputs
-    ]
-    succeeded = [
-        o["status"] == OutputStatus.SUCCEEDED and o["success"] is not False for o in outputs
-    ]
-    if not costs:
-        return _missing("cost_per_successful_task", confidence, "A", "the run has no outputs")
+    """Cost per successful task: the run's costs per task over its successes per task."""
+    if successes.successes is None:
+        return _missing("cost_per_successful_task", confidence, "A", successes.reason)
+    rows = list(
+        Output.objects.filter(run=run, task__split=run.split, repeat_index__lt=successes.trials)
+        .order_by("task_id", "repeat_index")
+        .values_list("task_id", "repeat_index", "cost_usd")
+    )
     try:
-        return cost_per_successful_task_estimate(
-            costs, succeeded, confidence=confidence, planned_n=planned
+        estimate = cost_per_successful_task_estimate(
+            [math.nan if cost is None else float(cost) for _task, _repeat, cost in rows],
+            [int(successes.by_output[(task, repeat)]) for task, repeat, _cost in rows],
+            confidence=confidence,
+            planned_n=planned,
         )
     except ValueError as error:
         return _missing("cost_per_successful_task", confidence, "A", str(error))
+    return _with_notes(estimate, [_success_words(successes)])
 
 
 def reliability_estimates(
-    *, run: Run, confidence: float
-) -> tuple[dict[int, MetricEstimate], MetricEstimate | None, str]:
-    """Return pass^k for k = 1, 2, 4 and K, dispersion, and why any is missing, for ``run``.
+    *, run: Run, confidence: float, rule: str | None, judge: Judge | None = None
+) -> tuple[dict[int, MetricEstimate], MetricEstimate | None, str, RunSuccesses]:
+    """Return pass^k for k = 1, 2, 4 and K, dispersion, why any is missing, and the basis.
 
-    Success per output is the automatic flag where the run records one (an output that did
-    not succeed counts as a failure). Dispersion needs K ≥ 2 repeats. The scorecard's
-    reliability field reads this whether or not the charter names the reliability metrics.
+    Success per output is the charter's ``rule`` (SPEC §4.1, :mod:`metrics.success`); without
+    a rule, or with an output whose success is unknown, there is no estimate and the reason
+    says why. Dispersion needs K ≥ 2 repeats. The scorecard's reliability field reads this
+    whether or not the charter names the reliability metrics.
     """
-    outputs = list(
-        Output.objects.filter(run=run, task__split=run.split)
-        .order_by("task_id", "repeat_index")
-        .values("task_id", "status", "success", "cost_usd")
-    )
-    successes, trials = _successes(outputs)
-    if successes.size == 0:
-        return {}, None, "the run has no outputs"
-    records = pass_hat_k_estimates(successes, trials, confidence=confidence)
-    if trials < 2:
-        return records, None, f"dispersion needs K ≥ 2 repeats per task; the run has K = {trials}"
-    return records, dispersion_estimate(successes, trials, confidence=confidence), ""
+    successes = run_successes(run=run, rule=rule, judge=judge)
+    if successes.successes is None:
+        return {}, None, successes.reason, successes
+    records = pass_hat_k_estimates(successes.successes, successes.trials, confidence=confidence)
+    if successes.trials < 2:
+        return (
+            records,
+            None,
+            f"dispersion needs K ≥ 2 repeats per task; the run has K = {successes.trials}",
+            successes,
+        )
+    dispersion = dispersion_estimate(successes.successes, successes.trials, confidence=confidence)
+    return records, dispersion, "", successes

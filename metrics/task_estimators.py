@@ -511,6 +511,35 @@ def _class_scores(
     )
 
 
+def classification_confusion(
+    predicted: Sequence[Hashable] | ArrayLike,
+    gold: Sequence[Hashable] | ArrayLike,
+    *,
+    labels: Sequence[Hashable],
+) -> NDArray[np.int64]:
+    """Return the confusion matrix: rows the gold labels, columns the predicted ones.
+
+    Parameters
+    ----------
+    predicted, gold : sequence of hashable, shape (n,)
+        System and frozen gold labels per task; each gold label must be in ``labels``.
+    labels : sequence of hashable
+        The label set, in display order.
+
+    Returns
+    -------
+    ndarray of int, shape (L, L + 1)
+        ``[g, p]`` counts tasks with gold ``labels[g]`` given ``labels[p]``; the last
+        column counts tasks whose label is unknown (``None``) or outside ``labels``. Its
+        diagonal is the per-class TP; row sums the support (as scikit-learn's
+        ``confusion_matrix`` with ``labels``, plus the unknown column).
+    """
+    _label_array, in_gold, in_guess = _one_hot(predicted, gold, labels)
+    known = in_gold.T.astype(np.int64) @ in_guess.astype(np.int64)
+    unknown = (in_gold & ~in_guess.any(axis=1, keepdims=True)).sum(axis=0)
+    return np.column_stack([known, unknown]).astype(np.int64)
+
+
 def _percent_words(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f} %"
 

@@ -288,19 +288,25 @@ def guidance_counts(
     breached: ArrayLike,
     n_outputs: int,
     measure: Literal["precision", "recall"],
+    mandatory: ArrayLike | None = None,
 ) -> OutputCounts:
     """Return per-output totals of guidance precision or recall.
 
     ``numerator_i`` = items flagged and truly breached (TP); ``denominator_i`` = items
     flagged (precision: TP + FP) or items truly breached or omitted (recall: TP + FN). Both
     need grading: a guidance grade TP/FP/FN/correct gives ``flagged`` and ``breached``
-    (``grading.rubric.criterion_scores``).
+    (``grading.rubric.criterion_scores``). Recall counts mandatory items only (SPEC §4:
+    non-mandatory items never enter its denominator): ``mandatory`` flags each unit's item
+    (default all mandatory); precision reads every flagged item.
     """
     if measure not in ("precision", "recall"):
         raise ValueError(f"measure: must be 'precision' or 'recall', got {measure!r}")
     index = _unit_index(output_index, n_outputs, "output_index")
     flags = _unit_scores(flagged, index.size, "flagged")
     breaches = _unit_scores(breached, index.size, "breached")
+    if measure == "recall" and mandatory is not None:
+        # SPEC §4 guidance_recall: mandatory items breached/omitted only
+        breaches = breaches * _unit_scores(mandatory, index.size, "mandatory")
     return OutputCounts(
         _per_output(index, flags * breaches, n_outputs),
         _per_output(index, flags if measure == "precision" else breaches, n_outputs),

@@ -257,6 +257,8 @@ class OutputOutput(serializers.Serializer[Any]):
     latency_ms = serializers.IntegerField(allow_null=True)
     generation_seconds = serializers.FloatField(allow_null=True)
     success = serializers.BooleanField(allow_null=True)
+    label = serializers.CharField(allow_null=True)
+    label_error = serializers.CharField()
     error = serializers.CharField()
 
 

@@ -228,7 +228,8 @@ def assemble_content(
         },
         "gated_metrics": _gated_metrics(gate, estimates, names),
         "informational_metrics": _informational(decision, gate, estimates, names),
-        "reliability": _reliability(run, charter.confidence),
+        "reliability": _reliability(run, charter, decision.judge),
+        "classification": record.get("classification"),
         "assurance": _assurance(record.get("stress"), use_case.intensity, names),
         "oversight": _oversight(decision, estimates),
         "sample_sizes": _sample_sizes(decision, estimates),
@@ -456,15 +457,14 @@ def _estimate_summary(estimate: Mapping[str, Any] | MetricEstimate | None) -> di
     }
 
 
-def _reliability(run: Any, confidence: float) -> dict[str, Any]:
-    records, dispersion, why = reliability_estimates(run=run, confidence=confidence)
-    flagged = run.outputs.filter(task__split=run.split, success__isnull=False).count()
-    basis = (
-        "Success per output is the run's automatic success flag."
-        if flagged
-        else "The run records no automatic success criterion: success here means the output "
-        "was produced, so pass^k measures completion, not correctness."
+def _reliability(run: Any, charter: Any, judge: Any) -> dict[str, Any]:
+    records, dispersion, why, successes = reliability_estimates(
+        run=run, confidence=charter.confidence, rule=charter.success_rule, judge=judge
     )
+    if successes.determined:
+        basis = f"Success per output ({charter.success_rule}): {successes.method}."
+    else:
+        basis = f"No pass^k: {successes.reason}."
     return {
         "k": run.repeats,
         "success_basis": basis,

@@ -31,6 +31,7 @@ from charters.selectors.charters import (
     charter_versions,
     use_case_first_unblinding,
 )
+from charters.selectors.task_sets import task_set_supply
 from charters.services.charters import (
     charter_create,
     charter_deviation_record,
@@ -404,6 +405,7 @@ class CharterValidateApi(APIView):
             autonomy=use_case.autonomy,
             consequence=use_case.consequence,
             today=timezone.localdate(),
+            task_sets=task_set_supply(use_case=use_case),
         )
         report.issues = issues_with_lines(report.issues, line_of)
         return Response(ValidationReportSerializer(report.to_dict()).data)

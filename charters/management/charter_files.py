@@ -15,6 +15,7 @@ from charters.charter_document import (
 )
 from charters.management.cli import located, read_text, refusal
 from charters.models import UseCase
+from charters.selectors.task_sets import task_set_supply
 from charters.validation import Issue, ValidationReport, charter_validate
 
 
@@ -46,6 +47,7 @@ def file_report(
         autonomy=use_case.autonomy,
         consequence=use_case.consequence,
         today=timezone.localdate(),
+        task_sets=task_set_supply(use_case=use_case),
     )
     report.issues = issues_with_lines(report.issues, line_of)
     return report

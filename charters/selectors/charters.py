@@ -15,6 +15,7 @@ from charters.charter_document import charter_document, document_diff
 from charters.models import Charter, Deviation, Signature, UnblindingEvent, UseCase
 from charters.models.charters import SIGNING_ROLES
 from charters.models.use_cases import Role
+from charters.selectors.task_sets import task_set_supply
 from charters.validation import ValidationReport, charter_validate
 
 
@@ -184,6 +185,7 @@ def charter_page(
             autonomy=use_case.autonomy,
             consequence=use_case.consequence,
             today=today or timezone.localdate(),
+            task_sets=task_set_supply(use_case=use_case),
         ),
         versions=versions,
         deviations=deviations,

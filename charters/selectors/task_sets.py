@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from charters.models import Task, TaskSet, UseCase
 from charters.models.tasks import Split
+from charters.validation import TaskSetSupply
 
 TASK_PAGE_SIZE = 50
 MAX_TASK_PAGE_SIZE = 500
@@ -94,3 +95,23 @@ def task_set_tasks(
         )[offset : offset + limit]
     )
     return TaskPage(tasks=page, total=total, offset=offset, limit=limit, split=split or None)
+
+
+def task_set_supply(*, use_case: UseCase) -> list[TaskSetSupply]:
+    """Return what each task set of ``use_case`` supplies to the metrics; one query."""
+    rows = TaskSet.objects.filter(use_case=use_case).annotate(
+        graded=Count("tasks", filter=Q(tasks__split=Split.GRADED)),
+        graded_unlabelled=Count(
+            "tasks", filter=Q(tasks__split=Split.GRADED, tasks__gold_label__isnull=True)
+        ),
+        key_elements=Count("tasks__key_elements"),
+    )
+    return [
+        TaskSetSupply(
+            name=f"{row.name} v{row.version}",
+            label_set=bool(row.label_set),
+            gold_labels=bool(row.label_set) and row.graded > 0 and row.graded_unlabelled == 0,
+            key_elements=row.key_elements > 0,
+        )
+        for row in rows
+    ]

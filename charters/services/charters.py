@@ -37,6 +37,7 @@ from charters.models import (
 from charters.models.charters import SIGNING_ROLES
 from charters.permissions import require_role, user_roles
 from charters.selectors.charters import charter_document_build
+from charters.selectors.task_sets import task_set_supply
 from charters.signals import deviation_recorded
 from charters.validation import charter_validate
 from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
@@ -177,6 +178,7 @@ def charter_sign(*, actor: AbstractBaseUser, charter: Charter, role: Role | str)
         autonomy=use_case.autonomy,
         consequence=use_case.consequence,
         today=timezone.localdate(),
+        task_sets=task_set_supply(use_case=use_case),
     )
     if not report.ok:
         errors = report.errors

@@ -33,6 +33,7 @@ from charters.selectors.charters import (
     charter_page,
     use_case_first_unblinding,
 )
+from charters.selectors.task_sets import task_set_supply
 from charters.services.charters import (
     charter_create,
     charter_deviation_record,
@@ -73,6 +74,7 @@ class EditorRow:
     agreement_rule: str = ""
     agreement_threshold: str = ""
     human_graded: bool = False
+    k: str = ""
     issues: tuple[Issue, ...] = ()
 
 
@@ -350,6 +352,7 @@ def _report(use_case: UseCase, document: dict[str, Any], extra: list[Issue]) -> 
         autonomy=use_case.autonomy,
         consequence=use_case.consequence,
         today=timezone.localdate(),
+        task_sets=task_set_supply(use_case=use_case),
     )
     report.issues = list(extra) + report.issues
     return report
@@ -451,6 +454,7 @@ def _editor_rows(
                 if posted is not None
                 else _show((metric.get("agreement") or {}).get("threshold")),
                 human_graded=bool(entry.criteria),
+                k=value("k"),
                 issues=tuple(issues.get(metric_id, ())),
             )
         )
@@ -463,6 +467,7 @@ def _scalars(document: dict[str, Any], posted: Mapping[str, Any] | None) -> dict
         "confidence",
         "kappa_target",
         "repeats_k",
+        "success_rule",
         "baseline",
         "measurement_mode",
         "next_review_date",
@@ -477,6 +482,7 @@ def _scalars(document: dict[str, Any], posted: Mapping[str, Any] | None) -> dict
         "confidence": _show(document.get("confidence")),
         "kappa_target": _show(document.get("kappa_target")),
         "repeats_k": _show(document.get("repeats_k")),
+        "success_rule": document.get("success_rule") or "",
         "baseline": document.get("baseline") or "",
         "measurement_mode": document.get("measurement_mode") or "estimated",
         "next_review_date": document.get("next_review_date") or "",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
@@ -38,6 +38,7 @@ GRADER_REFUSAL = (
 )
 OUTPUT_PAGE_SIZE = 50
 MAX_OUTPUT_PAGE_SIZE = 500
+MAX_LISTED_LABEL_ERRORS = 20
 
 
 def run_access(
@@ -97,6 +98,9 @@ class RunDetail:
     outputs_by_status: dict[str, int]
     units_by_kind: dict[str, int]
     trajectories: int
+    labelled: int = 0
+    label_errors: list[str] = field(default_factory=list)
+    label_error_count: int = 0
 
     @property
     def outputs(self) -> int:
@@ -205,12 +209,26 @@ def run_progress(run: Run, *, now: datetime | None = None) -> RunProgress:
 def run_detail(*, run: Run, now: datetime | None = None) -> RunDetail:
     """Return the run with its progress and counts of outputs, units and trajectories.
 
-    Two queries: outputs by status (with trajectories), units by kind.
+    Two queries: outputs by status (with trajectories and labels), units by kind; a third
+    lists the first label parse errors when there are any.
     """
     counts = Output.objects.filter(run=run).aggregate(
         succeeded=Count("pk", filter=Q(status=OutputStatus.SUCCEEDED)),
         failed=Count("pk", filter=Q(status=OutputStatus.FAILED)),
         trajectories=Count("trajectory"),
+        labelled=Count("pk", filter=Q(label__isnull=False)),
+        label_errors=Count("pk", filter=~Q(label_error="")),
+    )
+    # SPEC §4.1: an output whose label could not be parsed is named, never silently dropped.
+    label_errors = (
+        list(
+            Output.objects.filter(run=run)
+            .exclude(label_error="")
+            .order_by("task__line_number", "repeat_index")
+            .values_list("label_error", flat=True)[:MAX_LISTED_LABEL_ERRORS]
+        )
+        if counts["label_errors"]
+        else []
     )
     by_kind = dict.fromkeys(UnitKind.values, 0)
     for kind, count in (
@@ -229,6 +247,9 @@ def run_detail(*, run: Run, now: datetime | None = None) -> RunDetail:
         },
         units_by_kind=by_kind,
         trajectories=counts["trajectories"],
+        labelled=counts["labelled"],
+        label_errors=label_errors,
+        label_error_count=counts["label_errors"],
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from charters.charter_document import document_from_text
-from charters.validation import charter_validate
+from charters.validation import TaskSetSupply, charter_validate
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "credit_memo" / "charter.yaml"
@@ -368,3 +368,80 @@ def test_the_pure_treatments_are_the_models_treatment_values():
 
     assert (Treatment.GATED, Treatment.INFORMATIONAL) == (GATED, INFORMATIONAL)
     assert list(TREATMENTS) == Treatment.values
+
+
+# --- success rule, pass^k's k and what the task sets supply (SPEC §4, §4.1) ----------------
+
+
+def a2_document(document: dict, *, pass_hat_k: dict, accuracy: dict) -> dict:
+    """The credit-memo charter at A2/C3 with K = 4 and the A2 metrics added."""
+    for name in ("autonomy", "intensity"):
+        document.pop(name)
+    document["repeats_k"] = 4
+    document["metrics"] += [
+        {"id": "completeness", "treatment": "informational", "reason": "r"},
+        {"id": "classification_accuracy", **accuracy},
+        {"id": "classification_macro_f1", "treatment": "informational", "reason": "r"},
+        {"id": "pass_hat_k", **pass_hat_k},
+        {"id": "dispersion", "treatment": "informational", "reason": "r"},
+    ]
+    return document
+
+
+GATE = {
+    "treatment": "gated",
+    "theta_out": 60,
+    "theta_in": 70,
+    "weight": 0.1,
+    "planned_n": 400,
+    "harm_statement": "A wrong judgement reaches the control owner.",
+}
+INFO = {"treatment": "informational", "reason": "reported"}
+
+
+def supply(**facts) -> TaskSetSupply:
+    fields = {"name": "controls v1", "label_set": False, "gold_labels": False}
+    return TaskSetSupply(**{**fields, "key_elements": True, **facts})
+
+
+def test_gating_pass_hat_k_without_a_success_rule_is_an_error_naming_success_rule(document):
+    a2 = a2_document(document, pass_hat_k=GATE, accuracy=INFO)
+    a2.pop("success_rule")
+    report = validate(a2, autonomy=2, consequence=3)
+    [message] = errors_at(report, "success_rule")
+    assert message.startswith("pass_hat_k counts successful tasks, but the charter states no")
+    assert "completion, not success" in message
+    a2["success_rule"] = "recorded"
+    assert validate(a2, autonomy=2, consequence=3).ok
+
+
+def test_an_unknown_success_rule_or_a_misplaced_k_is_an_error(document):
+    a2 = a2_document(document, pass_hat_k={**GATE, "k": 5}, accuracy=INFO)
+    a2["success_rule"] = "looks_right"
+    metric(a2, "dispersion")["k"] = 2
+    report = validate(a2, autonomy=2, consequence=3)
+    assert errors_at(report, "success_rule")[0].startswith("success_rule must be one of")
+    assert (
+        "needs at least 5 repeats, but repeats_k is 4"
+        in errors_at(report, "metrics[pass_hat_k].k")[0]
+    )
+    assert errors_at(report, "metrics[dispersion].k") == [
+        "k belongs to pass_hat_k only; remove it from dispersion"
+    ]
+
+
+def test_gating_accuracy_needs_a_task_set_with_gold_labels_named_in_the_error(document):
+    a2 = a2_document(document, pass_hat_k=INFO, accuracy=GATE)
+    a2["success_rule"] = "label_equals_gold"
+    report = charter_validate(a2, autonomy=2, consequence=3, today=TODAY, task_sets=[supply()])
+    [accuracy] = errors_at(report, "metrics[classification_accuracy]")
+    assert accuracy.startswith("classification_accuracy needs gold_label on every graded task")
+    assert "(controls v1)" in accuracy
+    [rule] = errors_at(report, "success_rule")
+    assert rule.startswith("label_equals_gold needs a label_set")
+    labelled = supply(name="controls v2", label_set=True, gold_labels=True)
+    assert charter_validate(
+        a2, autonomy=2, consequence=3, today=TODAY, task_sets=[supply(), labelled]
+    ).ok
+    # Before any task set is imported the check waits for the decision.
+    assert validate(a2, autonomy=2, consequence=3).ok

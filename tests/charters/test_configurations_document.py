@@ -490,3 +490,36 @@ def test_the_document_module_imports_without_django():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""
+
+
+# --- the label output format (SPEC §4.1) ----------------------------------------------------
+
+LABEL_PATTERN = r"^Judgement:\s*(?P<label>[^\n]+)$"
+
+
+def test_a_label_output_format_with_a_named_group_is_valid_and_free_text_still_is():
+    label = {"kind": "label", "pattern": LABEL_PATTERN, "description": "First line."}
+    assert problems_of(minimal(guardrails={"output_format": label})) == []
+    assert problems_of(minimal(guardrails={"output_format": "Prose with citations."})) == []
+
+
+@pytest.mark.parametrize(
+    ("output_format", "path", "words"),
+    [
+        ({"kind": "label", "pattern": r"^Judgement: (.+)$"}, "pattern", "no named group label"),
+        (
+            {"kind": "label", "pattern": r"^Judgement: (?P<label>.+$"},
+            "pattern",
+            "is not a valid regular expression: missing ), unterminated subpattern",
+        ),
+        ({"kind": "labels", "pattern": LABEL_PATTERN}, "kind", 'must be "label"'),
+        ({"kind": "label"}, "pattern", "is required"),
+        ({"kind": "label", "pattern": LABEL_PATTERN, "x": 1}, "x", "unknown field"),
+        (3, "", "expected a text (free format, not parsed) or a mapping"),
+    ],
+)
+def test_a_bad_label_output_format_is_refused_naming_the_field(output_format, path, words):
+    [problem] = configuration_problems(minimal(guardrails={"output_format": output_format}))
+    expected = "guardrails.output_format" + (f".{path}" if path else "")
+    assert problem.path == expected
+    assert words in problem.message

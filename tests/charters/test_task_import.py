@@ -378,3 +378,67 @@ def test_the_module_imports_without_django():
 def test_a_file_of_only_bad_lines_is_not_also_called_empty():
     assert errors_of(b"\xff\n") == [(1, "line")]
     assert errors_of(b"[]\n") == [(1, "line")]
+
+
+# --- label set header and gold labels (SPEC §4.1) -------------------------------------------
+
+LABELS = {"label_set": ["compliant", "partially compliant", "non-compliant"]}
+
+
+def test_a_label_set_header_is_read_and_each_task_keeps_its_gold_label():
+    data = jsonl(
+        LABELS,
+        task(id="a", gold_label="compliant"),
+        task(id="b", split="dev", input="Other.", gold_label="non-compliant"),
+        task(id="c", split="stress", input="Third."),
+    )
+    records, report = read(data)
+    assert report.ok and report.task_count == 3
+    assert report.label_set == ("compliant", "partially compliant", "non-compliant")
+    assert [r.gold_label for r in records] == ["compliant", "non-compliant", ""]
+    assert [r.line for r in records] == [2, 3, 4]  # the header is not a task
+
+
+def test_without_a_header_there_is_no_label_set():
+    _records, report = read(jsonl(task()))
+    assert report.ok and report.label_set == ()
+
+
+@pytest.mark.parametrize(
+    ("objects", "expected"),
+    [
+        # a gold label outside the set, on its line and field
+        ((LABELS, task(gold_label="compliant-ish")), [(2, "gold_label")]),
+        # graded and dev tasks need one once a label set is declared
+        ((LABELS, task()), [(2, "gold_label")]),
+        # a gold label without a header label set
+        ((task(gold_label="compliant"),), [(1, "gold_label")]),
+        # the header only on the first line
+        ((task(), LABELS), [(2, "label_set")]),
+        # a header holds only the label set, a non-empty list of distinct strings
+        (({"label_set": ["a"], "note": 1}, task(gold_label="a")), [(1, "note")]),
+        (({"label_set": []}, task()), [(1, "label_set")]),
+        (({"label_set": ["a", "A"]}, task(gold_label="a")), [(1, "label_set[1]")]),
+        (({"label_set": ["a", 3]}, task()), [(1, "label_set[1]")]),
+        (({"label_set": [" a"]}, task()), [(1, "label_set[0]")]),
+    ],
+)
+def test_label_errors_name_the_line_and_the_field(objects, expected):
+    assert errors_of(jsonl(*objects)) == expected
+
+
+def test_the_messages_say_what_was_expected():
+    report = check(jsonl(LABELS, task(gold_label="compliant-ish"), task(id="t2", input="x")))
+    messages = [e.message for e in report.errors]
+    assert messages[0] == (
+        '"compliant-ish" is not in the label set ["compliant", "partially compliant", '
+        '"non-compliant"]'
+    )
+    assert messages[1].startswith("required on graded tasks: the task set declares the label set")
+    [error] = check(jsonl(task(gold_label="compliant"))).errors
+    assert "needs a label set" in error.message and '{"label_set": [...]}' in error.message
+
+
+def test_a_file_holding_only_a_header_holds_no_task():
+    report = check(jsonl(LABELS))
+    assert [(e.line, e.field) for e in report.errors] == [(FILE_LINE, "file")]

@@ -221,17 +221,19 @@ def test_oversight_metrics_and_time_reduction_come_from_the_oversight_study(judg
     assert reduction.notes[0] == "baseline: estimated"
 
 
-def test_the_pass_hat_k_record_is_pass_1_with_pass_2_and_4_beside_it():
-    from metrics.selectors import _pass_hat_1
+def test_the_pass_hat_k_record_is_at_the_charters_k_with_1_2_4_and_k_beside_it():
+    import numpy as np
 
-    # 20 tasks × K = 4: tasks t ≡ 0 (mod 3) succeed twice (7 tasks), the others 3 times (13)
-    outputs = [
-        {"task_id": t, "status": "succeeded", "success": (t + r) % 3 != 0, "cost_usd": None}
-        for t in range(20)
-        for r in range(4)
-    ]
-    record = _pass_hat_1(outputs, 0.95, None)
-    assert record.point == pytest.approx(100 * (7 * 2 + 13 * 3) / 80)  # mean c/K
+    from metrics.selectors import _pass_hat_gated
+    from metrics.success import RunSuccesses
+
+    # 20 tasks × K = 4: 7 tasks succeed twice, 13 three times
+    counts = np.array([2] * 7 + [3] * 13)
+    successes = RunSuccesses("recorded", "success flag imported", counts, 4, 0, "")
+    record = _pass_hat_gated(successes, 2, 0.95, None)
     # pass^2 = mean C(c,2)/C(4,2) = (7·1 + 13·3) / (20·6)
-    assert f"pass^2 = {100 * 46 / 120:.1f}" in " ".join(record.notes)
-    assert "pass^4 = 0.0" in " ".join(record.notes)
+    assert record.point == pytest.approx(100 * 46 / 120)
+    notes = " ".join(record.notes)
+    assert "gated k = 2" in notes
+    assert f"pass^1 = {100 * (7 * 2 + 13 * 3) / 80:.1f}" in notes  # mean c/K
+    assert "pass^4 = 0.0" in notes

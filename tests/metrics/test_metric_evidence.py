@@ -174,3 +174,23 @@ def test_a_sentence_adjudicated_not_assertive_is_no_unsupported_assertion(db):
     assert result.pending == 0
     moot = [v for v in submitted_field_values([artefact]) if v.moot]
     assert [(v.unit_key, v.field, v.final) for v in moot] == [("s1", "supported", None)]
+
+
+def test_guidance_recall_evidence_leaves_non_mandatory_items_out(graded_world):
+    # Every grader answered TP (flagged and breached) for every guidance item, so by hand
+    # each graded output's recall is its task's mandatory items over themselves: the
+    # non-mandatory items (37 of the example's) never enter the denominator (SPEC §4).
+    world, judge, _ = graded_world
+    run = world.runs[0]
+    evidence = unit_metric_evidence(
+        metric_id="guidance_recall", run=run, session=world.session, judge=judge
+    ).units
+    outputs = list(Output.objects.filter(run=run).order_by("pk").select_related("task"))
+    checked = 0
+    for i, output in enumerate(outputs):
+        if not evidence.labeled[i]:
+            continue
+        items = list(output.task.guidance_items.values_list("mandatory", flat=True))
+        assert evidence.h_den[i] == evidence.h_num[i] == sum(items)
+        checked += not all(items)
+    assert checked  # at least one graded output has a non-mandatory item

@@ -588,6 +588,34 @@ def test_no_human_judge_denominator_for_a_graded_metric_is_a_reason_not_nan():
     assert_no_nan(record)
 
 
+def test_guidance_recall_counts_mandatory_items_only_against_a_hand_calculation():
+    # Five outputs, four guidance items each: 15 mandatory items breached, 13 of them
+    # flagged; 5 non-mandatory items breached, 2 flagged; the rest sound and not flagged.
+    # By hand, over mandatory items (SPEC §4): 13 / 15 = 86.67 %; counting every item, as
+    # before: (13 + 2) / (15 + 5) = 75.00 %.
+    output_index = np.repeat(np.arange(5), 4)
+    mandatory = np.tile([1, 1, 1, 0], 5)
+    breached = np.tile([1, 1, 1, 1], 5)
+    flagged = np.array([1, 1, 1, 1] * 2 + [1, 1, 0, 0] * 2 + [1, 1, 1, 0])
+    assert flagged[mandatory == 1].sum() == 13 and flagged[mandatory == 0].sum() == 2
+    kwargs = {"output_index": output_index, "flagged": flagged, "breached": breached}
+    mandatory_only = guidance_counts(**kwargs, n_outputs=5, measure="recall", mandatory=mandatory)
+    every_item = guidance_counts(**kwargs, n_outputs=5, measure="recall")
+    assert mandatory_only.numerator.sum() / mandatory_only.denominator.sum() == 13 / 15
+    assert every_item.numerator.sum() / every_item.denominator.sum() == 15 / 20
+    data = OutputUnits(
+        output_id=[f"o{i}" for i in range(5)],
+        labeled=[True] * 5,
+        h_num=mandatory_only.numerator,
+        h_den=mandatory_only.denominator,
+    )
+    record = estimate_unit_metric("guidance_recall", data, confidence=0.95)
+    assert round(record.point, 2) == 86.67 and record.n == 15
+    # precision still reads every flagged item: 15 truly breached of 15 flagged
+    precision = guidance_counts(**kwargs, n_outputs=5, measure="precision", mandatory=mandatory)
+    assert precision.numerator.sum() == precision.denominator.sum() == 15
+
+
 def test_a_human_only_guidance_recall_record_uses_the_graded_denominator():
     # No judge scored breaches (the LLM judge asks only "flagged"), so human-only:
     # caught/breached = (2 + 1 + 0)/(2 + 2 + 1) = 0.6 over 3 outputs.

@@ -544,3 +544,35 @@ def test_twenty_thousand_outputs_import_in_batches_in_bounded_memory(runs_world)
     # Holding 20,000 outputs and 100,000 units as model instances would take well over
     # 100 MB; the import holds one batch of 500 outputs and their units.
     assert peak < 40_000_000, f"peak {peak / 1e6:.1f} MB in {elapsed:.1f} s"
+
+
+# --- labels (SPEC §4.1) ----------------------------------------------------------------------
+
+LABEL_SET = ("compliant", "partially compliant", "non-compliant")
+
+
+def test_an_output_label_is_kept_and_null_or_absent_is_unknown():
+    records, report = read(
+        jsonl(
+            {"task_id": "t1", "text": "x", "label": "compliant"},
+            {"task_id": "t2", "text": "y", "label": None},
+            {"task_id": "t1", "repeat": 1, "text": "z"},
+        ),
+        label_set=LABEL_SET,
+    )
+    assert report.ok
+    assert [r.label for r in records] == ["compliant", None, None]
+
+
+def test_a_label_outside_the_set_or_without_one_names_the_line_and_field():
+    _records, report = read(
+        jsonl({"task_id": "t1", "text": "x"}, {"task_id": "t2", "text": "y", "label": "ok"}),
+        label_set=LABEL_SET,
+    )
+    assert line_fields(report) == [(2, "label")]
+    assert report.errors[0].message.startswith('"ok" is not in the task set\'s label set')
+    _records, report = read(jsonl({"task_id": "t1", "text": "x", "label": "compliant"}))
+    assert line_fields(report) == [(1, "label")]
+    assert "declares no label set" in report.errors[0].message
+    _records, report = read(jsonl({"task_id": "t1", "text": "x", "label": 3}), label_set=LABEL_SET)
+    assert line_fields(report) == [(1, "label")]

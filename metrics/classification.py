@@ -1,0 +1,156 @@
+"""Structured judgements of one run: labels against gold, per class and overall (SPEC §4.1).
+
+The unit is the task, as classification accuracy and macro-F1 define it (SPEC §4): each task's
+label is its output's at the first repeat (repeat 0); the spread across repeats is what pass^k
+under ``label_equals_gold`` measures. An unknown label (none imported, none parsed, or a failed
+output) counts as wrong and is its own column of the confusion matrix. Two queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from charters.models import Task
+from metrics.estimate import MetricEstimate
+from metrics.task_estimators import (
+    ClassScores,
+    classification_accuracy_estimate,
+    classification_class_scores,
+    classification_confusion,
+    classification_macro_f1_estimate,
+)
+from runs.models import Output, OutputStatus, Run
+
+FIRST_REPEAT = 0
+UNKNOWN_COLUMN = "unknown"
+
+
+@dataclass(frozen=True)
+class RunLabels:
+    """The label set, and per task of the run's split its gold label and first-repeat label."""
+
+    labels: tuple[str, ...]
+    task_ids: tuple[str, ...]
+    gold: tuple[str | None, ...]
+    predicted: tuple[str | None, ...]
+
+    @property
+    def missing_gold(self) -> tuple[str, ...]:
+        return tuple(t for t, g in zip(self.task_ids, self.gold, strict=True) if g is None)
+
+
+@dataclass(frozen=True)
+class RunClassification:
+    """Per-class scores and the confusion matrix of one run, for the pages and the record."""
+
+    labels: tuple[str, ...]
+    confusion: NDArray[np.int64]
+    scores: tuple[ClassScores, ...]
+    n: int
+    unknown: int
+
+    def as_dict(self) -> dict[str, object]:
+        """Return it as plain JSON values (the decision record keeps it)."""
+        return {
+            "labels": list(self.labels),
+            "columns": [*self.labels, UNKNOWN_COLUMN],
+            "confusion": self.confusion.tolist(),
+            "classes": [
+                {
+                    "label": str(score.label),
+                    "support": score.support,
+                    "predicted": score.predicted,
+                    "precision": score.precision,
+                    "recall": score.recall,
+                    "f1": score.f1,
+                }
+                for score in self.scores
+            ],
+            "n": self.n,
+            "unknown": self.unknown,
+            "unit": f"task (its output at repeat {FIRST_REPEAT})",
+        }
+
+
+def run_labels(*, run: Run) -> RunLabels | None:
+    """Return the labels of ``run`` against gold, or None when the task set has no label set."""
+    labels = tuple(run.task_set.label_set or ())
+    if not labels:
+        return None
+    tasks = list(
+        Task.objects.filter(task_set_id=run.task_set_id, split=run.split)
+        .order_by("line_number")
+        .values_list("pk", "external_id", "gold_label")
+    )
+    given = dict(
+        Output.objects.filter(
+            run=run,
+            task__split=run.split,
+            repeat_index=FIRST_REPEAT,
+            status=OutputStatus.SUCCEEDED,
+        ).values_list("task_id", "label")
+    )
+    return RunLabels(
+        labels=labels,
+        task_ids=tuple(external for _pk, external, _gold in tasks),
+        gold=tuple(gold for _pk, _external, gold in tasks),
+        predicted=tuple(given.get(pk) for pk, _external, _gold in tasks),
+    )
+
+
+def _missing_gold_reason(metric_id: str, labels: RunLabels | None) -> str:
+    if labels is None:
+        return (
+            f"{metric_id} needs a label set and gold labels: the run's task set declares no "
+            'label_set (a first-line header {"label_set": [...]}) and no task has a gold_label'
+        )
+    missing = labels.missing_gold
+    if not labels.task_ids:
+        return "the run's split has no task"
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        return (
+            f"{metric_id} needs gold_label on every task of the split; {len(missing)} lack "
+            f"it ({', '.join(missing[:3])}{more})"
+        )
+    return ""
+
+
+def classification_estimate(
+    *, metric_id: str, labels: RunLabels | None, confidence: float, planned_n: int | None
+) -> MetricEstimate | str:
+    """Return accuracy or macro-F1 of the run's labels, or why it cannot be estimated."""
+    reason = _missing_gold_reason(metric_id, labels)
+    if reason:
+        return reason
+    assert labels is not None
+    if metric_id == "classification_accuracy":
+        estimate = classification_accuracy_estimate(
+            labels.predicted, labels.gold, confidence=confidence, planned_n=planned_n
+        )
+    else:
+        estimate = classification_macro_f1_estimate(
+            labels.predicted,
+            labels.gold,
+            confidence=confidence,
+            labels=labels.labels,
+            planned_n=planned_n,
+        )
+    return estimate
+
+
+def run_classification(*, labels: RunLabels | None) -> RunClassification | None:
+    """Return the confusion matrix and per-class scores, or None without full gold labels."""
+    if labels is None or not labels.task_ids or labels.missing_gold:
+        return None
+    confusion = classification_confusion(labels.predicted, labels.gold, labels=labels.labels)
+    return RunClassification(
+        labels=labels.labels,
+        confusion=confusion,
+        scores=classification_class_scores(labels.predicted, labels.gold, labels=labels.labels),
+        n=len(labels.task_ids),
+        unknown=int(confusion[:, -1].sum()),
+    )
