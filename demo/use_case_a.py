@@ -368,8 +368,8 @@ def _print_classification(
     """Print accuracy, macro-F1 and pass^1/2/4 as the product estimates them, beside the truth."""
     truth = planted(judged.sigma, example_dir)
     estimates = {e["metric_id"]: e for e in decision.record["estimates"]}
-    reliability, _dispersion, why = reliability_estimates(
-        run=judged.run, confidence=decision.charter.confidence
+    reliability, _dispersion, why, _basis = reliability_estimates(
+        run=judged.run, confidence=decision.charter.confidence, rule=decision.charter.success_rule
     )
     rows: list[tuple[str, dict[str, Any] | None, float]] = [
         ("accuracy", estimates.get("classification_accuracy"), truth["classification_accuracy"]),

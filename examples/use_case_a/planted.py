@@ -1,13 +1,14 @@
 """The planted population values of Use Case A's gated metrics, from the truth files.
 
-What ``make demo`` prints beside each estimate. Classification and reliability are over every
-graded output of the σ (40 tasks × K = 4): accuracy is the share of outputs whose label equals
-the gold label, macro-F1 the mean over the three labels of per-class F1 = 2TP / (2TP + FP + FN),
-and pass^k = mean over tasks of C(c, k) / C(K, k) with c the task's repeats whose label equals
-the gold (SPEC §4: success by the rule ``label_equals_gold``). The unit metrics are pooled as
-the estimators pool them: hallucination and irrelevance over sentences, key-element capture as
-the mean over outputs of the share captured, guidance precision over flagged items and recall
-over mandatory items truly missing (SPEC §4: advisory items never enter its denominator).
+What ``make demo`` prints beside each estimate, defined as docs/statistics.md defines the
+estimates: accuracy is the share of the 40 graded tasks whose label at the first repeat equals
+the gold label, macro-F1 the mean over the three labels of per-class F1 = 2TP / (2TP + FP + FN)
+at the first repeat, and pass^k = mean over tasks of C(c, k) / C(K, k) with c the task's K = 4
+repeats whose label equals the gold (SPEC §4: success by the rule ``label_equals_gold``).
+The unit metrics are pooled as the estimators pool them: hallucination and irrelevance over
+sentences, key-element capture as the mean over outputs of the share captured, guidance
+precision over flagged items and recall over mandatory items truly missing (SPEC §4: advisory
+items never enter its denominator).
 """
 
 from __future__ import annotations
@@ -32,18 +33,20 @@ def truth(sigma: str, directory: Path = HERE) -> list[dict[str, Any]]:
 
 def classification(records: list[dict[str, Any]]) -> dict[str, float]:
     """Return accuracy, macro-F1 and pass^1/2/4 (percent) of the planted labels."""
-    correct = [r["label"] == r["gold_label"] for r in records]
+    first = [r for r in records if r["repeat"] == 0]
     f1 = []
     for label in LABELS:
-        tp = sum(r["label"] == label == r["gold_label"] for r in records)
-        fp = sum(r["label"] == label != r["gold_label"] for r in records)
-        fn = sum(r["gold_label"] == label != r["label"] for r in records)
+        tp = sum(r["label"] == label == r["gold_label"] for r in first)
+        fp = sum(r["label"] == label != r["gold_label"] for r in first)
+        fn = sum(r["gold_label"] == label != r["label"] for r in first)
         f1.append(2 * tp / (2 * tp + fp + fn))
     successes: dict[str, int] = defaultdict(int)
-    for record, ok in zip(records, correct, strict=True):
-        successes[record["task_id"]] += ok
+    for record in records:
+        successes[record["task_id"]] += record["label"] == record["gold_label"]
     values = {
-        "classification_accuracy": 100 * sum(correct) / len(correct),
+        "classification_accuracy": 100
+        * sum(r["label"] == r["gold_label"] for r in first)
+        / len(first),
         "classification_macro_f1": 100 * sum(f1) / len(f1),
     }
     for k in PASS_K:

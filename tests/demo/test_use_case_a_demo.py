@@ -80,8 +80,8 @@ def test_use_case_a_is_executed_imported_decided_and_signed_off(tmp_path):
         expected = EXPECTED[sigma]
         for metric_id in ("classification_accuracy", "classification_macro_f1"):
             assert estimates[metric_id]["point"] == pytest.approx(expected[metric_id], abs=1e-6)
-        records, _dispersion, _why = reliability_estimates(
-            run=decision.run, confidence=charter.confidence
+        records, _dispersion, _why, _basis = reliability_estimates(
+            run=decision.run, confidence=charter.confidence, rule=charter.success_rule
         )
         for k in (1, 2, 4):
             assert records[k].point == pytest.approx(expected[f"pass^{k}"], abs=1e-6)

@@ -2,7 +2,8 @@
 
 Counted by hand from ``examples/use_case_a/truth-<σ>.jsonl`` and written out as fractions, so
 tests can pin the product's estimates and the demo's planted figures to it without calling any
-estimator of the product.
+estimator of the product. As docs/statistics.md defines them, accuracy and macro-F1 read each
+task's label at its first repeat (40 tasks); pass^k reads the K = 4 repeats of every task.
 """
 
 from __future__ import annotations
@@ -10,47 +11,47 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-#: The hand calculation, from the counts of the truth files (see the test below):
-#: correct outputs of 160; tasks by number of correct repeats (c = 0..4); (TP, FP, FN) per label.
+#: The counts of the truth files: correct labels at repeat 0 (of 40 tasks); (TP, FP, FN) per
+#: label at repeat 0; tasks by number c of correct repeats (of 4).
 HAND = {
     "gemini-2-5-flash": {
-        "correct": 124,
-        "tasks_by_c": {0: 2, 1: 2, 2: 6, 3: 10, 4: 20},
-        "counts": {
-            "compliant": (50, 13, 10),
-            "partially compliant": (46, 11, 10),
-            "non-compliant": (28, 12, 16),
+        "correct_first": 33,
+        "counts_first": {
+            "compliant": (14, 2, 1),
+            "partially compliant": (12, 2, 2),
+            "non-compliant": (7, 3, 4),
         },
+        "tasks_by_c": {0: 2, 1: 2, 2: 6, 3: 10, 4: 20},
     },
     "gemini-2-5-pro": {
-        "correct": 146,
-        "tasks_by_c": {2: 4, 3: 6, 4: 30},
-        "counts": {
-            "compliant": (53, 6, 7),
-            "partially compliant": (52, 5, 4),
-            "non-compliant": (41, 3, 3),
+        "correct_first": 36,
+        "counts_first": {
+            "compliant": (14, 2, 1),
+            "partially compliant": (13, 1, 1),
+            "non-compliant": (9, 1, 2),
         },
+        "tasks_by_c": {2: 4, 3: 6, 4: 30},
     },
 }
-#: What the hand calculation gives, in percent, written out:
-#: Flash: accuracy 124/160; pass^2 = (6·1 + 10·3 + 20·6) / (40·6) = 156/240; pass^4 = 20/40;
-#: macro-F1 = (100/123 + 92/113 + 56/84) / 3.
-#: Pro: accuracy 146/160; pass^2 = (4·1 + 6·3 + 30·6) / 240 = 202/240; pass^4 = 30/40;
-#: macro-F1 = (106/119 + 104/113 + 82/88) / 3.
+#: What the hand calculation gives, in percent, written out (per class F1 = 2TP/(2TP+FP+FN)):
+#: Flash: accuracy 33/40; macro-F1 = (28/31 + 24/28 + 14/21) / 3; pass^1 = (1 + 2·2 + 6·2 +
+#: 10·3 + 20·4) / 160 = 124/160; pass^2 = (6·1 + 10·3 + 20·6) / (40·6) = 156/240; pass^4 = 20/40.
+#: Pro: accuracy 36/40; macro-F1 = (28/31 + 26/28 + 18/21) / 3; pass^1 = (4·2 + 6·3 + 30·4) / 160
+#: = 146/160; pass^2 = (4·1 + 6·3 + 30·6) / 240 = 202/240; pass^4 = 30/40.
 EXPECTED = {
     "gemini-2-5-flash": {
-        "classification_accuracy": 77.5,
+        "classification_accuracy": 82.5,
+        "classification_macro_f1": 100 * (28 / 31 + 24 / 28 + 14 / 21) / 3,
         "pass^1": 77.5,
         "pass^2": 65.0,
         "pass^4": 50.0,
-        "classification_macro_f1": 100 * (100 / 123 + 92 / 113 + 56 / 84) / 3,
     },
     "gemini-2-5-pro": {
-        "classification_accuracy": 91.25,
+        "classification_accuracy": 90.0,
+        "classification_macro_f1": 100 * (28 / 31 + 26 / 28 + 18 / 21) / 3,
         "pass^1": 91.25,
         "pass^2": 100 * 202 / 240,
         "pass^4": 75.0,
-        "classification_macro_f1": 100 * (106 / 119 + 104 / 113 + 82 / 88) / 3,
     },
 }
 
@@ -59,18 +60,15 @@ def hand_figures(sigma: str) -> dict[str, float]:
     """Return the figures from the pinned counts, with exact fractions."""
     hand = HAND[sigma]
     tasks = sum(hand["tasks_by_c"].values())
-    figures = {"classification_accuracy": 100 * Fraction(hand["correct"], tasks * 4)}
+    figures = {"classification_accuracy": 100 * Fraction(hand["correct_first"], tasks)}
+    f1 = [Fraction(2 * tp, 2 * tp + fp + fn) for tp, fp, fn in hand["counts_first"].values()]
+    figures["classification_macro_f1"] = 100 * sum(f1) / len(f1)
     for k in (1, 2, 4):
+        subsets = len(list(itertools.combinations(range(4), k)))
         per_task = {
-            c: Fraction(
-                len(list(itertools.combinations(range(c), k))),
-                len(list(itertools.combinations(range(4), k))),
-            )
-            for c in range(5)
+            c: Fraction(len(list(itertools.combinations(range(c), k))), subsets) for c in range(5)
         }
         figures[f"pass^{k}"] = (
             100 * sum(n * per_task[c] for c, n in hand["tasks_by_c"].items()) / tasks
         )
-    f1 = [Fraction(2 * tp, 2 * tp + fp + fn) for tp, fp, fn in hand["counts"].values()]
-    figures["classification_macro_f1"] = 100 * sum(f1) / len(f1)
     return {key: float(value) for key, value in figures.items()}
