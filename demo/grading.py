@@ -96,6 +96,7 @@ def demo_grading(
     name: str = SESSION_NAME,
     sample_size: int = SAMPLE_SIZE,
     seed: int = SESSION_SEED,
+    agreement_draws: int = AGREEMENT_DRAWS,
 ) -> DemoGrading:
     """Create (or find) the demo's grading session, grade it, adjudicate it, close it.
 
@@ -142,11 +143,11 @@ def demo_grading(
     )
     report = agreement_report(session=session)
     expected = _expected_agreement(
-        session, sigma_of, [row.agreement.field for row in report.fields], grades
+        session, sigma_of, [row.agreement.field for row in report.fields], grades, agreement_draws
     )
     log(
         f"agreement on the {report.artefacts_complete} fully graded artefacts (target "
-        f"{report.kappa_target:.2f}); expected = {AGREEMENT_DRAWS} re-simulations of the same "
+        f"{report.kappa_target:.2f}); expected = {agreement_draws} re-simulations of the same "
         "design from the graders' known error rates:"
     )
     for row in report.fields:
@@ -268,6 +269,7 @@ def _expected_agreement(
     sigma_of: dict[int, str],
     fields: Sequence[str],
     grades: ModuleType = make_grades,
+    n_draws: int = AGREEMENT_DRAWS,
 ) -> dict[str, tuple[float, float, float]]:
     """Return the mean and central 95 % of α over re-simulations of the session's design."""
     graders = {g.username: g for g in grades.GRADERS}
@@ -289,7 +291,7 @@ def _expected_agreement(
         ]
         truths.append(grades.true_grades(record, guidance[artefact.task.external_id]))
         pairs.append([graders[a.grader.username] for a in group])
-    draws = grades.expected_agreement_draws(truths, pairs, fields, draws=AGREEMENT_DRAWS)
+    draws = grades.expected_agreement_draws(truths, pairs, fields, draws=n_draws)
     return {
         field: (
             float(np.nanmean(values)),

@@ -74,6 +74,7 @@ SPLITS = ("graded", "stress")
 SESSION_NAME = "Control design blind review, round 1"
 SESSION_SEED = 20261204
 SAMPLE_SIZE = 30  # per σ: 60 outputs, 120 assignments over the three simulated graders
+AGREEMENT_DRAWS = 100  # re-simulations of the design for the expected agreement (time)
 TASK_LINE = re.compile(r"^Task (\S+): ", re.MULTILINE)
 
 
@@ -201,6 +202,7 @@ def demo_use_case_a(
         name=SESSION_NAME,
         sample_size=SAMPLE_SIZE,
         seed=SESSION_SEED,
+        agreement_draws=AGREEMENT_DRAWS,
     )
     log("")
     log("── Decisions on the evidence (estimates beside the planted truth) ──")
