@@ -23,6 +23,7 @@ from scipy.stats import norm
 
 from charters.catalogue import (
     AUTONOMY_LABELS,
+    SUCCESS_HUMAN_ACCEPTABLE,
     SUCCESS_KEY_ELEMENTS_PRESENT,
     SUCCESS_LABEL_EQUALS_GOLD,
     SUCCESS_RULES,
@@ -305,6 +306,15 @@ def _check_success(
     entries = _metric_entries(document)
     for metric_id in SUCCESS_METRICS:
         entry = entries.get(metric_id)
+        if entry is not None and rule == SUCCESS_HUMAN_ACCEPTABLE:
+            report.add(
+                "error" if entry.get("treatment") == GATED else "warning",
+                "success_rule",
+                f"{metric_id} reads success by human_acceptable, but this version's rubric asks "
+                "no 'acceptable' grade per output, so it would have no estimate; choose "
+                "label_equals_gold, key_elements_present or recorded",
+            )
+            continue
         if entry is None or rule:
             continue
         gated = entry.get("treatment") == GATED

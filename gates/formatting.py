@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gates.algorithm import GateResult, MetricResult
 
 DIRECTION_SIGN = {"higher": ">", "lower": "<"}
@@ -64,4 +67,44 @@ def format_gate_result(result: GateResult, title: str | None = None) -> str:
         lines += ["reasons:", *(f"  - {reason}" for reason in result.reasons)]
     if result.recommendations:
         lines += ["recommendations:", *(f"  - {r.message}" for r in result.recommendations)]
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def format_structured(record: Mapping[str, Any]) -> str:
+    """Return a decision record's success basis and classification tables (SPEC §4.1), or "".
+
+    The per-class table gives support, given count, precision, recall and F1 in percent; the
+    confusion matrix has gold labels as rows and the labels given as columns, unknown last.
+    """
+    lines: list[str] = []
+    success = record.get("success")
+    if success:
+        rule = success.get("rule") or "not stated"
+        lines.append(f"success rule: {rule} — {success['method']}")
+        if success.get("reason"):
+            lines.append(f"  no pass^k: {success['reason']}")
+    classification = record.get("classification")
+    if classification:
+        width = max(len(label) for label in classification["columns"]) + 2
+        lines.append(
+            f"structured judgement: {classification['n']} tasks at their first repeat, "
+            f"{classification['unknown']} without a label"
+        )
+        lines.append("  " + "gold label".ljust(width) + "support  given  precision  recall  F1")
+        for row in classification["classes"]:
+            lines.append(
+                "  "
+                + str(row["label"]).ljust(width)
+                + f"{row['support']:>7}  {row['predicted']:>5}  "
+                + f"{format_number(row['precision']):>9}  {format_number(row['recall']):>6}  "
+                + format_number(row["f1"])
+            )
+        lines.append("  confusion (rows gold, columns given):")
+        lines.append(
+            "  " + "".ljust(width) + "".join(c.ljust(width) for c in classification["columns"])
+        )
+        for label, counts in zip(
+            classification["labels"], classification["confusion"], strict=True
+        ):
+            lines.append("  " + label.ljust(width) + "".join(str(n).ljust(width) for n in counts))
+    return "\n".join(line.rstrip() for line in lines)

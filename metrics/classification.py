@@ -85,19 +85,22 @@ def run_labels(*, run: Run) -> RunLabels | None:
         .order_by("line_number")
         .values_list("pk", "external_id", "gold_label")
     )
-    given = dict(
-        Output.objects.filter(
-            run=run,
-            task__split=run.split,
-            repeat_index=FIRST_REPEAT,
-            status=OutputStatus.SUCCEEDED,
-        ).values_list("task_id", "label")
-    )
+    held: set[int] = set()
+    given: dict[int, str | None] = {}
+    for task_pk, repeat, status, label in Output.objects.filter(
+        run=run, task__split=run.split
+    ).values_list("task_id", "repeat_index", "status", "label"):
+        held.add(task_pk)
+        if repeat == FIRST_REPEAT and status == OutputStatus.SUCCEEDED:
+            given[task_pk] = label
+    # As for every metric, the run's outputs are the sample: a task it holds no output of is
+    # outside it; a task whose first repeat failed or gave no label counts as wrong.
+    mine = [row for row in tasks if row[0] in held]
     return RunLabels(
         labels=labels,
-        task_ids=tuple(external for _pk, external, _gold in tasks),
-        gold=tuple(gold for _pk, _external, gold in tasks),
-        predicted=tuple(given.get(pk) for pk, _external, _gold in tasks),
+        task_ids=tuple(external for _pk, external, _gold in mine),
+        gold=tuple(gold for _pk, _external, gold in mine),
+        predicted=tuple(given.get(pk) for pk, _external, _gold in mine),
     )
 
 
@@ -109,7 +112,7 @@ def _missing_gold_reason(metric_id: str, labels: RunLabels | None) -> str:
         )
     missing = labels.missing_gold
     if not labels.task_ids:
-        return "the run's split has no task"
+        return "the run holds no output"
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         return (

@@ -36,7 +36,7 @@ _SHOWN_UNKNOWN = 3
 class RunSuccesses:
     """Success counts of one run by one rule, or why there are none.
 
-    ``successes`` holds :math:`c_i` per task of the run's split (task order) over
+    ``successes`` holds :math:`c_i` per task the run holds outputs of (task order) over
     ``trials`` = K repeats; ``None`` when success is undetermined (``reason`` says why).
     ``by_output`` maps (task pk, repeat) to the verdict of each output when determined.
     ``method`` names how success was determined for this run, in words a reader compares
@@ -125,18 +125,21 @@ def run_successes(*, run: Run, rule: str | None, judge: Judge | None = None) -> 
         verdicts[task_pk].append(verdict)
         if verdict is not None:
             by_output[(task_pk, repeat)] = verdict
-    counts = np.zeros(len(tasks), dtype=np.int64)
+    # A task the run holds no output of is outside the run (as for every other metric, the
+    # run's outputs are the sample); a missing repeat of a task it holds is unknown.
+    run_tasks = [(pk, external_id) for pk, external_id, _gold in tasks if pk in verdicts]
+    counts = np.zeros(len(run_tasks), dtype=np.int64)
     unknown = 0
     unknown_tasks: list[str] = []
-    for index, (pk, external_id, _gold) in enumerate(tasks):
-        given = verdicts.get(pk, [])
+    for index, (pk, external_id) in enumerate(run_tasks):
+        given = verdicts[pk]
         missing = trials - len(given) + sum(v is None for v in given)
         if missing:
             unknown += missing
             unknown_tasks.append(external_id)
         counts[index] = sum(v is True for v in given)
-    if not tasks:
-        return RunSuccesses(rule, method, None, trials, 0, "the run's split has no task")
+    if not run_tasks:
+        return RunSuccesses(rule, method, None, trials, 0, "the run holds no output")
     if unknown:
         shown = ", ".join(unknown_tasks[:_SHOWN_UNKNOWN])
         more = len(unknown_tasks) - _SHOWN_UNKNOWN
@@ -146,7 +149,7 @@ def run_successes(*, run: Run, rule: str | None, judge: Judge | None = None) -> 
             None,
             trials,
             unknown,
-            f"the success of {unknown} of {len(tasks) * trials} outputs is unknown "
+            f"the success of {unknown} of {len(run_tasks) * trials} outputs is unknown "
             f"({_unknown_why(rule, run)}; tasks {shown}"
             + (f" and {more} more" if more > 0 else "")
             + "); unknown is never a success, so there is no estimate",

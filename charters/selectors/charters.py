@@ -161,7 +161,8 @@ def charter_page(
 ) -> CharterPage | None:
     """Return one charter version (the latest by default) with all it is shown with.
 
-    Four queries whatever the number of versions, metrics and signatures.
+    Five queries whatever the number of versions, metrics and signatures (one reads what
+    the use case's task sets supply, for validation).
     """
     versions = charter_versions(use_case=use_case)
     if not versions:

@@ -120,7 +120,7 @@ def charter_update(
     content = _content(document, use_case=locked.use_case, version=locked.version)
     _apply(locked, content)
     _full_clean(locked)
-    locked.save(update_fields=list(SCALAR_FIELDS))
+    locked.save(update_fields=[*SCALAR_FIELDS, "success_rule"])
     CharterMetric.objects.filter(charter=locked).delete()
     _write_metrics(locked, content["metrics"])
     after = charter_document_build(charter=locked)

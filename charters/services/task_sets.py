@@ -102,7 +102,7 @@ def task_set_import(
             "manifest_sha256": task_set.manifest_sha256,
             "task_count": task_set.line_count,
             "split_counts": task_set.split_counts,
-            "label_set": task_set.label_set,
+            **({"label_set": task_set.label_set} if task_set.label_set else {}),
         },
     )
     use_case_advance(

@@ -13,7 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
+from charters.catalogue import SUCCESS_LABEL_EQUALS_GOLD
 from charters.models import (
+    Charter,
     Configuration,
     GuidanceItem,
     KeyElement,
@@ -24,9 +26,11 @@ from charters.models import (
     TaskSet,
     UseCase,
 )
+from charters.models.charters import Treatment
 from charters.models.tasks import Split
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
+from charters.validation import LABEL_METRICS
 from enterpriseval.errors import ServiceError
 from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
 from enterpriseval.limits import UploadKind, upload_stream
@@ -70,6 +74,13 @@ def output_import(
     """
     require_role(actor, use_case, IMPORT_ROLES)
     _check_run_inputs(use_case, configuration, task_set, split, repeats)
+    check_structured_inputs(
+        use_case=use_case,
+        configuration=configuration,
+        task_set=task_set,
+        split=split,
+        executed=False,
+    )
     filename = os.path.basename(filename or "")[:255] or "outputs.jsonl"
     fileobj = upload_stream(kind=UploadKind.OUTPUTS, fileobj=fileobj, filename=filename)
     gold, permitted, elsewhere = _task_catalogue(task_set, split)
@@ -240,6 +251,58 @@ def _check_run_inputs(
         raise ServiceError(
             f"repeats: expected a whole number K from 1 to {MAX_REPEATS}, got {repeats!r}",
             field="repeats",
+        )
+
+
+def check_structured_inputs(
+    *,
+    use_case: UseCase,
+    configuration: Configuration,
+    task_set: TaskSet,
+    split: str,
+    executed: bool,
+) -> None:
+    """Refuse a run the use case's signed charter cannot read, naming the missing field.
+
+    SPEC §4.1: a charter that gates classification accuracy or macro-F1 needs the split's
+    gold labels; a ``label_equals_gold`` success rule needs a label set, and an executed σ
+    that gives labels (``guardrails.output_format`` of kind ``label``). Checked at run start
+    (here) and again at decision time (the metric's reason).
+    """
+    charter = Charter.objects.frozen().filter(use_case=use_case).order_by("-version").first()
+    if charter is None:
+        return
+    gated = set(
+        charter.metrics.filter(treatment=Treatment.GATED).values_list("metric_id", flat=True)
+    )
+    needs_gold = sorted(gated & set(LABEL_METRICS))
+    by_label = charter.success_rule == SUCCESS_LABEL_EQUALS_GOLD
+    if not needs_gold and not by_label:
+        return
+    where = f"task set {task_set.name} v{task_set.version}"
+    if not task_set.label_set:
+        wanted = ", ".join([*needs_gold, *(["success_rule label_equals_gold"] if by_label else [])])
+        raise ServiceError(
+            f"task_set: {where} declares no label_set, but charter v{charter.version} needs gold "
+            f"labels ({wanted}); import a task set whose first line is "
+            '{"label_set": [...]} and whose tasks carry gold_label',
+            field="task_set",
+        )
+    unlabelled = Task.objects.filter(task_set=task_set, split=split, gold_label__isnull=True)
+    if needs_gold and split != Split.STRESS and unlabelled.exists():
+        raise ServiceError(
+            f"task_set: {unlabelled.count()} {split} task(s) of {where} have no gold_label, "
+            f"which charter v{charter.version} gates ({', '.join(needs_gold)}) needs",
+            field="task_set",
+        )
+    output_format = (configuration.document.get("guardrails") or {}).get("output_format")
+    if executed and not (isinstance(output_format, dict) and output_format.get("kind") == "label"):
+        raise ServiceError(
+            f"configuration: σ {configuration.name} v{configuration.version} gives no label "
+            "(its guardrails.output_format is not {kind: label, pattern: ...}), so no executed "
+            f"output could be scored by charter v{charter.version}'s "
+            + ("label_equals_gold success rule" if by_label else ", ".join(needs_gold)),
+            field="configuration",
         )
 
 

@@ -53,7 +53,12 @@ from runs.labels import LabelRead, LabelReader, label_reader
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus
 from runs.prompting import TemplateError, check_prompts, cited_ids, render_messages
 from runs.retrieval import DEFAULT_TOP_K, Chunk, retrieve
-from runs.services.outputs import _check_run_inputs, run_sources_payload, units_build
+from runs.services.outputs import (
+    _check_run_inputs,
+    check_structured_inputs,
+    run_sources_payload,
+    units_build,
+)
 from runs.slots import RedisSlots, run_slots_key
 
 RUN_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
@@ -93,6 +98,13 @@ def run_create(
     """Create a pending executed run of σ over ``split`` × ``repeats``; move to stage 4."""
     require_role(actor, use_case, RUN_ROLES)
     _check_run_inputs(use_case, configuration, task_set, split, repeats)
+    check_structured_inputs(
+        use_case=use_case,
+        configuration=configuration,
+        task_set=task_set,
+        split=split,
+        executed=True,
+    )
     try:
         check_prompts(configuration.document.get("prompts") or {})
     except TemplateError as error:

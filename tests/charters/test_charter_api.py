@@ -385,10 +385,10 @@ def test_the_list_endpoint_has_a_flat_query_count(personas, signed, django_asser
 def test_the_detail_endpoint_has_a_flat_query_count(personas, signed, django_assert_num_queries):
     client = api(personas.reviewer)
     # 1 use case, 1 membership, charters, signatures, metrics, first unblinding.
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         assert client.get(url("api-charter-detail", version=1)).status_code == 200
     charter_revise(actor=personas.owner, charter=signed, reason="")
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         assert client.get(url("api-charter-detail", version=2)).status_code == 200
 
 

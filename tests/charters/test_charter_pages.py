@@ -227,11 +227,11 @@ def test_the_charter_page_has_a_flat_query_count(personas, signed, django_assert
     client = client_for(personas.reviewer)
     # session, user, use case, membership (use_case_for), charters, signatures, metrics,
     # first unblinding, roles.
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(10):
         assert client.get(url("charter-detail")).status_code == 200
     revision = charter_revise(actor=personas.owner, charter=signed, reason="")
     charter_sign(actor=personas.owner, charter=revision, role=Role.CHARTER_OWNER)
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(10):
         assert client.get(url("charter-detail")).status_code == 200
 
 

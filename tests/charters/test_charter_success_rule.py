@@ -110,3 +110,24 @@ def test_the_editor_form_reads_the_rule_and_k():
         {**fields, "success_rule": "", "k-pass_hat_k": ""}, ["pass_hat_k"]
     )
     assert "success_rule" not in blank and "k" not in blank["metrics"][0]
+
+
+def test_updating_a_draft_keeps_the_success_rule(personas):
+    from charters.services.charters import charter_update
+
+    document = document_from_text(RULE_YAML.format(rule="recorded", k=2), fmt="yaml")
+    draft = charter_create(actor=personas.owner, use_case=personas.use_case, document=document)
+    changed = charter_update(
+        actor=personas.owner,
+        charter=draft,
+        document={**document, "success_rule": "human_acceptable"},
+    )
+    changed.refresh_from_db()
+    assert changed.success_rule == "human_acceptable"
+    without = charter_update(
+        actor=personas.owner,
+        charter=draft,
+        document={k: v for k, v in document.items() if k != "success_rule"},
+    )
+    without.refresh_from_db()
+    assert without.success_rule is None

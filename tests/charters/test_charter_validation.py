@@ -445,3 +445,10 @@ def test_gating_accuracy_needs_a_task_set_with_gold_labels_named_in_the_error(do
     ).ok
     # Before any task set is imported the check waits for the decision.
     assert validate(a2, autonomy=2, consequence=3).ok
+
+
+def test_gating_pass_hat_k_on_human_acceptable_is_refused_while_the_rubric_cannot_ask_it(document):
+    a2 = a2_document(document, pass_hat_k=GATE, accuracy=INFO)
+    a2["success_rule"] = "human_acceptable"
+    [message] = errors_at(validate(a2, autonomy=2, consequence=3), "success_rule")
+    assert message.startswith("pass_hat_k reads success by human_acceptable")

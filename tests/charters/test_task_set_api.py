@@ -254,6 +254,7 @@ def test_every_member_reads_tasks_with_sources_and_gold(personas, persona):
         "guidance": [{"id": "g1", "text": "Cite every number.", "mandatory": False}],
         "reference": "",
         "expected_abstention": False,
+        "gold_label": None,
         "metadata": {},
     }
     assert body["results"][2]["expected_abstention"] is True

@@ -7,8 +7,6 @@ computed through the service the form uses. The owner then reads it in the brows
 
 from __future__ import annotations
 
-import io
-import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -16,10 +14,9 @@ from django.db import connection
 from playwright.sync_api import expect
 
 from charters.models import Charter
-from charters.services.task_sets import task_set_import
 from demo.testing.grading import make_world
+from demo.testing.structured import labelled_run, labelled_task_set
 from gates.services import decision_compute
-from runs.services.outputs import output_import
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -41,39 +38,7 @@ def labelled_decision():
     """Build the world in its own thread (Playwright's event loop is open in this one)."""
     try:
         world = make_world()
-        lines = [json.dumps({"label_set": LABELS})] + [
-            json.dumps(
-                {
-                    "id": task_id,
-                    "split": "graded",
-                    "input": f"Control {task_id}: is the access review designed as asked?",
-                    "gold_label": gold,
-                }
-            )
-            for task_id, gold in GOLD.items()
-        ]
-        task_set = task_set_import(
-            actor=world.owner,
-            use_case=world.use_case,
-            name="controls",
-            fileobj=io.BytesIO("\n".join(lines).encode()),
-            filename="controls.jsonl",
-        )
-        outputs = [
-            json.dumps({"task_id": t, "repeat": r, "text": f"Judgement: {label}", "label": label})
-            for t, labels in GIVEN.items()
-            for r, label in enumerate(labels)
-        ]
-        run = output_import(
-            actor=world.model_owner,
-            use_case=world.use_case,
-            configuration=world.runs[0].configuration,
-            task_set=task_set,
-            split="graded",
-            repeats=4,
-            fileobj=io.BytesIO("\n".join(outputs).encode()),
-            filename="labelled.jsonl",
-        )
+        run = labelled_run(world, labelled_task_set(world, labels=LABELS, gold=GOLD), GIVEN)
         charter = Charter.objects.get(use_case=world.use_case, version=1)
         decision = decision_compute(actor=world.owner, charter=charter, run=run)
         world.owner.set_password(PASSWORD)

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from charters.models import UseCase
 from enterpriseval.errors import ServiceError
 from gates.api import DecisionDetailOutput
-from gates.formatting import format_gate_result
+from gates.formatting import format_gate_result, format_structured
 from gates.selectors import decision_get, decision_inputs, gate_result_from_dict
 from gates.services import decision_create
 
@@ -102,3 +102,6 @@ class Command(BaseCommand):
         self.stdout.write(
             format_gate_result(gate_result_from_dict(decision.record["gate"]), title=title)
         )
+        structured = format_structured(decision.record)
+        if structured:
+            self.stdout.write(structured)
