@@ -95,11 +95,12 @@ def demo_decisions(
                 oversight_study=study,
             )
         decisions.append(decision)
-        _print(decision, true_rates(example_dir / f"truth-{judged.sigma}.jsonl"), log)
+        decision_print(decision, true_rates(example_dir / f"truth-{judged.sigma}.jsonl"), log)
     return decisions
 
 
-def _print(decision: Decision, truth: dict[str, float], log: Callable[[str], None]) -> None:
+def decision_print(decision: Decision, truth: dict[str, float], log: Callable[[str], None]) -> None:
+    """Print a decision's gated metrics, each estimate beside its planted true value."""
     gate = decision.record["gate"]
     estimates = {e["metric_id"]: e for e in decision.record["estimates"]}
     log(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -91,17 +92,30 @@ class DemoPractice:
 
 
 def demo_grading(
-    *, objects: DemoObjects, runs: Sequence[JudgedRun], log: Callable[[str], None]
+    *,
+    objects: DemoObjects,
+    runs: Sequence[JudgedRun],
+    log: Callable[[str], None],
+    grades: ModuleType = make_grades,
+    name: str = SESSION_NAME,
+    sample_size: int = SAMPLE_SIZE,
+    seed: int = SESSION_SEED,
+    agreement_draws: int = AGREEMENT_DRAWS,
 ) -> DemoGrading:
-    """Create (or find) the demo's grading session, grade it, adjudicate it, close it."""
+    """Create (or find) the demo's grading session, grade it, adjudicate it, close it.
+
+    ``grades`` is the example's simulated graders and planted truth (``GRADERS``,
+    ``grader_answers``, ``truth_records``, ``task_guidance``, ``true_grades``,
+    ``expected_agreement_draws``); the credit memo's by default.
+    """
     users = _demo_users()
     session = _session(
         objects.use_case,
         runs,
         users,
-        name=SESSION_NAME,
-        sample_size=SAMPLE_SIZE,
-        seed=SESSION_SEED,
+        name=name,
+        sample_size=sample_size,
+        seed=seed,
     )
     log(
         f"session {session.public_id} '{session.name}': {session.design} sample of "
@@ -117,7 +131,7 @@ def demo_grading(
             + ", ".join(f"{pi:.4f}" for pi in arm["inclusion_probabilities"].values())
         )
     sigma_of = {judged.run.pk: judged.sigma for judged in runs}
-    loaded, submitted, total = _grade(session, sigma_of, skip=())
+    loaded, submitted, total = _grade(session, sigma_of, skip=(), grades=grades)
     log(
         "simulated graders (error rate per field "
         + ", ".join(f"{g.username} {g.error_rate:.0%}" for g in make_grades.GRADERS)
@@ -125,7 +139,7 @@ def demo_grading(
         + (f" ({loaded} loaded now)" if loaded else "")
     )
     adjudicated, pending = _adjudicate(
-        session, sigma_of, users["demo-adjudicator"], resolve_all=True
+        session, sigma_of, users["demo-adjudicator"], resolve_all=True, grades=grades
     )
     log(
         f"adjudication: {adjudicated} disputed fields resolved by demo-adjudicator with the "
@@ -133,11 +147,11 @@ def demo_grading(
     )
     report = agreement_report(session=session)
     expected = _expected_agreement(
-        session, sigma_of, [row.agreement.field for row in report.fields]
+        session, sigma_of, [row.agreement.field for row in report.fields], grades, agreement_draws
     )
     log(
         f"agreement on the {report.artefacts_complete} fully graded artefacts (target "
-        f"{report.kappa_target:.2f}); expected = {AGREEMENT_DRAWS} re-simulations of the same "
+        f"{report.kappa_target:.2f}); expected = {agreement_draws} re-simulations of the same "
         "design from the graders' known error rates:"
     )
     for row in report.fields:
@@ -217,13 +231,17 @@ def _demo_users() -> dict:
 
 
 def _grade(
-    session: GradingSession, sigma_of: dict[int, str], *, skip: Sequence[str]
+    session: GradingSession,
+    sigma_of: dict[int, str],
+    *,
+    skip: Sequence[str],
+    grades: ModuleType = make_grades,
 ) -> tuple[int, int, int]:
     """Load the simulated graders' answers on every open assignment but ``skip``'s graders'.
 
     Return (loaded now, submitted, assignments).
     """
-    graders = {g.username: g for g in make_grades.GRADERS}
+    graders = {g.username: g for g in grades.GRADERS}
     assignments = list(
         Assignment.objects.filter(session=session)
         .select_related("grader", "artefact__output", "artefact__task", "session")
@@ -236,7 +254,7 @@ def _grade(
             continue
         output = assignment.artefact.output
         assert output is not None
-        answers, seconds = make_grades.grader_answers(
+        answers, seconds = grades.grader_answers(
             graders[username],
             sigma_of[output.run_id],
             assignment.artefact.task.external_id,
@@ -251,11 +269,15 @@ def _grade(
 
 
 def _expected_agreement(
-    session: GradingSession, sigma_of: dict[int, str], fields: Sequence[str]
+    session: GradingSession,
+    sigma_of: dict[int, str],
+    fields: Sequence[str],
+    grades: ModuleType = make_grades,
+    n_draws: int = AGREEMENT_DRAWS,
 ) -> dict[str, tuple[float, float, float]]:
     """Return the mean and central 95 % of α over re-simulations of the session's design."""
-    graders = {g.username: g for g in make_grades.GRADERS}
-    guidance = make_grades.task_guidance()
+    graders = {g.username: g for g in grades.GRADERS}
+    guidance = grades.task_guidance()
     by_artefact: dict[int, list[Assignment]] = {}
     for assignment in Assignment.objects.filter(session=session).select_related(
         "grader", "artefact__output", "artefact__task"
@@ -268,12 +290,12 @@ def _expected_agreement(
             continue
         artefact = group[0].artefact
         assert artefact.output is not None
-        record = make_grades.truth_records(sigma_of[artefact.output.run_id])[
+        record = grades.truth_records(sigma_of[artefact.output.run_id])[
             (artefact.task.external_id, artefact.output.repeat_index)
         ]
-        truths.append(make_grades.true_grades(record, guidance[artefact.task.external_id]))
+        truths.append(grades.true_grades(record, guidance[artefact.task.external_id]))
         pairs.append([graders[a.grader.username] for a in group])
-    draws = make_grades.expected_agreement_draws(truths, pairs, fields, draws=AGREEMENT_DRAWS)
+    draws = grades.expected_agreement_draws(truths, pairs, fields, draws=n_draws)
     return {
         field: (
             float(np.nanmean(values)),
@@ -328,7 +350,12 @@ def _load(assignment: Assignment, answers: dict[str, dict[str, str]], seconds: f
 
 
 def _adjudicate(
-    session: GradingSession, sigma_of: dict[int, str], adjudicator: object, *, resolve_all: bool
+    session: GradingSession,
+    sigma_of: dict[int, str],
+    adjudicator: object,
+    *,
+    resolve_all: bool,
+    grades: ModuleType = make_grades,
 ) -> tuple[int, int]:
     """Resolve the session's disagreements with the planted truth, or leave them all.
 
@@ -342,7 +369,7 @@ def _adjudicate(
     by_pk = {a.pk: a for a in artefacts}
     disputes = [fv for fv in submitted_field_values(artefacts) if fv.disputed]
     done = pending = 0
-    guidance = make_grades.task_guidance()
+    guidance = grades.task_guidance()
     for fv in disputes:
         if fv.adjudicated is not None:
             done += 1
@@ -356,10 +383,10 @@ def _adjudicate(
             # Its parent's final value (agreed, or adjudicated just now) does not ask it,
             # e.g. "supported" of a sentence both graders called not assertive.
             continue
-        record = make_grades.truth_records(sigma_of[artefact.output.run_id])[
+        record = grades.truth_records(sigma_of[artefact.output.run_id])[
             (artefact.task.external_id, artefact.output.repeat_index)
         ]
-        truth = make_grades.true_grades(record, guidance[artefact.task.external_id])
+        truth = grades.true_grades(record, guidance[artefact.task.external_id])
         value = truth.get(fv.unit_key, {}).get(fv.field)
         if value is None:  # e.g. "supported" of a sentence that is truly not assertive
             value = next(v for v in fv.values.values() if v is not None)

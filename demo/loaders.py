@@ -86,33 +86,23 @@ def demo_users() -> dict[str, AbstractBaseUser]:
 
 def demo_evaluation_object(*, example_dir: Path, log: Callable[[str], None]) -> DemoObjects:
     """Create (or find) the credit-memo use case with its signed charter, σ and task set."""
-    users = demo_users()
-    owner = users["demo-owner"]
-    use_case = UseCase.objects.filter(key=USE_CASE_KEY).first()
-    if use_case is None:
-        use_case = use_case_create(
-            actor=owner,
-            key=USE_CASE_KEY,
-            name="Credit-memo drafting (seed 003, Use Case B)",
-            business_outcome=(
-                "Credit analysts draft the 13 sections of a credit memo from filings, research "
-                "and spreads with inline citations, then edit; a guidance-verification step "
-                "checks each draft against credit-policy items."
-            ),
-            value_hypothesis=(
-                "Drafting time per section falls substantially while hallucination stays "
-                "below 5% and mandatory guidance items are flagged at least 80% of the time."
-            ),
-            autonomy=1,
-            consequence=3,
-        )
-        log(f"created use case {use_case.key} (A1/C3 → E{use_case.intensity})")
-    else:
-        log(f"found use case {use_case.key}")
-    for username, role in DEMO_USERS.items():
-        membership_grant(actor=owner, use_case=use_case, user=users[username], role=role)
-
-    charter = _signed_charter(use_case, users, example_dir, log)
+    use_case, users = demo_use_case(
+        key=USE_CASE_KEY,
+        name="Credit-memo drafting (seed 003, Use Case B)",
+        business_outcome=(
+            "Credit analysts draft the 13 sections of a credit memo from filings, research "
+            "and spreads with inline citations, then edit; a guidance-verification step "
+            "checks each draft against credit-policy items."
+        ),
+        value_hypothesis=(
+            "Drafting time per section falls substantially while hallucination stays "
+            "below 5% and mandatory guidance items are flagged at least 80% of the time."
+        ),
+        autonomy=1,
+        consequence=3,
+        log=log,
+    )
+    charter = signed_charter(use_case, users, example_dir, log)
     configurations = {
         name: _frozen_configuration(use_case, users["demo-model-owner"], name, example_dir / file)
         for name, file in CONFIGURATIONS.items()
@@ -121,18 +111,57 @@ def demo_evaluation_object(*, example_dir: Path, log: Callable[[str], None]) -> 
         log(f"σ {name} v{configuration.version} frozen: sha256 {configuration.sha256[:16]}…")
     parity = configuration_parity(a=configurations["gemini-2-5"], b=configurations["llama-4"])
     log(f"parity gemini-2-5 vs llama-4: {parity.label}")
-    task_set = _imported_task_set(use_case, users["demo-model-owner"], example_dir, log)
+    task_set = demo_task_set(
+        use_case=use_case,
+        model_owner=users["demo-model-owner"],
+        path=example_dir / "tasks.jsonl",
+        name=TASK_SET_NAME,
+        log=log,
+    )
     return DemoObjects(
         use_case=use_case, charter=charter, configurations=configurations, task_set=task_set
     )
 
 
-def _signed_charter(
+def demo_use_case(
+    *,
+    key: str,
+    name: str,
+    business_outcome: str,
+    value_hypothesis: str,
+    autonomy: int,
+    consequence: int,
+    log: Callable[[str], None],
+) -> tuple[UseCase, dict[str, AbstractBaseUser]]:
+    """Create (or find) a demo use case and grant the demo users their roles on it."""
+    users = demo_users()
+    owner = users["demo-owner"]
+    use_case = UseCase.objects.filter(key=key).first()
+    if use_case is None:
+        use_case = use_case_create(
+            actor=owner,
+            key=key,
+            name=name,
+            business_outcome=business_outcome,
+            value_hypothesis=value_hypothesis,
+            autonomy=autonomy,
+            consequence=consequence,
+        )
+        log(f"created use case {use_case.key} (A{autonomy}/C{consequence} → E{use_case.intensity})")
+    else:
+        log(f"found use case {use_case.key}")
+    for username, role in DEMO_USERS.items():
+        membership_grant(actor=owner, use_case=use_case, user=users[username], role=role)
+    return use_case, users
+
+
+def signed_charter(
     use_case: UseCase,
     users: dict[str, AbstractBaseUser],
     example_dir: Path,
     log: Callable[[str], None],
 ) -> Charter:
+    """Create (or find) the use case's charter from ``charter.yaml``, signed three times."""
     charter = Charter.objects.filter(use_case=use_case).order_by("-version").first()
     if charter is None:
         path = example_dir / "charter.yaml"
@@ -164,37 +193,54 @@ def _signed_charter(
 def _frozen_configuration(
     use_case: UseCase, model_owner: AbstractBaseUser, name: str, path: Path
 ) -> Configuration:
-    from charters.configurations import configuration_load
-
-    parsed = configuration_load(path.read_bytes(), filename=str(path))
-    latest = configuration_latest(use_case=use_case, name=name)
-    if latest is not None and latest.sha256 == parsed.sha256:
-        return latest
-    return configuration_upload(
-        actor=model_owner,
+    return frozen_configuration(
         use_case=use_case,
+        model_owner=model_owner,
         name=name,
         content=path.read_bytes(),
         filename=str(path),
     )
 
 
-def _imported_task_set(
-    use_case: UseCase, model_owner: AbstractBaseUser, example_dir: Path, log: Callable[[str], None]
+def frozen_configuration(
+    *,
+    use_case: UseCase,
+    model_owner: AbstractBaseUser,
+    name: str,
+    content: bytes,
+    filename: str,
+) -> Configuration:
+    """Return σ ``name``'s latest version if it is ``content``, else upload it as a new one."""
+    from charters.configurations import configuration_load
+
+    parsed = configuration_load(content, filename=filename)
+    latest = configuration_latest(use_case=use_case, name=name)
+    if latest is not None and latest.sha256 == parsed.sha256:
+        return latest
+    return configuration_upload(
+        actor=model_owner, use_case=use_case, name=name, content=content, filename=filename
+    )
+
+
+def demo_task_set(
+    *,
+    use_case: UseCase,
+    model_owner: AbstractBaseUser,
+    path: Path,
+    name: str,
+    log: Callable[[str], None],
 ) -> TaskSet:
+    """Import the task set at ``path`` (or find the import of the same bytes) and report it."""
     import hashlib
 
-    path = example_dir / "tasks.jsonl"
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    task_set = TaskSet.objects.filter(
-        use_case=use_case, name=TASK_SET_NAME, manifest_sha256=digest
-    ).first()
+    task_set = TaskSet.objects.filter(use_case=use_case, name=name, manifest_sha256=digest).first()
     if task_set is None:
         with path.open("rb") as fileobj:
             task_set = task_set_import(
                 actor=model_owner,
                 use_case=use_case,
-                name=TASK_SET_NAME,
+                name=name,
                 fileobj=fileobj,
                 filename=path.name,
             )
@@ -211,64 +257,108 @@ def demo_runs(
 ) -> list[JudgedRun]:
     """Import both σ's outputs (offline), score every unit with the built-in judge, and
     compare the judge with the planted truth on "supported"."""
-    import hashlib
 
     model_owner = get_user_model().objects.get(username="demo-model-owner")
-    judge = judge_get_or_create(kind="offline")
     judged = []
     for sigma, configuration in objects.configurations.items():
-        path = example_dir / f"outputs-{sigma}.jsonl"
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        run = Run.objects.filter(configuration=configuration, source_sha256=digest).first()
-        if run is None:
-            with path.open("rb") as fileobj:
-                run = output_import(
-                    actor=model_owner,
-                    use_case=objects.use_case,
-                    configuration=configuration,
-                    task_set=objects.task_set,
-                    split="graded",
-                    repeats=objects.charter.repeats_k,
-                    fileobj=fileobj,
-                    filename=path.name,
-                )
-        units = Unit.objects.filter(output__run=run).count()
-        scored_units = (
-            JudgeScore.objects.filter(judge=judge, unit__output__run=run)
-            .values("unit")
-            .distinct()
-            .count()
+        run = imported_run(
+            configuration=configuration,
+            task_set=objects.task_set,
+            split="graded",
+            repeats=objects.charter.repeats_k,
+            model_owner=model_owner,
+            path=example_dir / f"outputs-{sigma}.jsonl",
         )
-        complete = scored_units == units
-        if not complete:
-            # What "Judge this run" does, run in-process instead of by a worker.
-            judging = run_judge_start(
-                actor=model_owner,
+        judged.append(
+            judged_run(
+                sigma=sigma,
                 run=run,
-                kind="offline",
-                purpose=Treatment.GATED,
-                enqueue=False,
+                truth_path=example_dir / f"truth-{sigma}.jsonl",
+                how="imported",
+                log=log,
             )
-            judging = run_judge_execute(judging_id=judging.pk)
-            if judging.status == JudgingStatus.FAILED:
-                raise RuntimeError(f"judging {judging.pk} of run {run.pk} failed: {judging.error}")
-            complete = judging.status == JudgingStatus.COMPLETED
-        agreement, kappa = _supported_against_truth(
-            run, judge, example_dir / f"truth-{sigma}.jsonl"
         )
-        scores = JudgeScore.objects.filter(judge=judge, unit__output__run=run).count()
-        log(
-            f"run {run.pk} (σ {sigma}, imported): {run.items_done} outputs, {units} units; "
-            f"offline judge {judge.version}: {scores} scores "
-            f"({'complete' if complete else 'incomplete'})"
-        )
-        log(
-            f"  offline judge vs planted truth on 'supported' (assertive sentences): "
-            f"agreement {agreement:.1%}, Cohen's κ {kappa:.2f} — the built-in judge is weak; "
-            "calibration against human grades corrects it"
-        )
-        judged.append(JudgedRun(sigma, run, units, scores, agreement, kappa))
     return judged
+
+
+def imported_run(
+    *,
+    configuration: Configuration,
+    task_set: TaskSet,
+    split: str,
+    repeats: int,
+    model_owner: AbstractBaseUser,
+    path: Path,
+) -> Run:
+    """Return σ's run imported from the outputs file at ``path``, importing it the first time."""
+    import hashlib
+
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    run = Run.objects.filter(configuration=configuration, source_sha256=digest).first()
+    if run is not None:
+        return run
+    with path.open("rb") as fileobj:
+        return output_import(
+            actor=model_owner,
+            use_case=configuration.use_case,
+            configuration=configuration,
+            task_set=task_set,
+            split=split,
+            repeats=repeats,
+            fileobj=fileobj,
+            filename=path.name,
+        )
+
+
+def judged_run(
+    *, sigma: str, run: Run, truth_path: Path, how: str, log: Callable[[str], None]
+) -> JudgedRun:
+    """Score every unit of ``run`` with the built-in judge, as "Judge this run" does but
+    in-process, and compare the judge with the planted truth on "supported"."""
+    judge = judge_get_or_create(kind="offline")
+    complete = offline_judged(run)
+    units = Unit.objects.filter(output__run=run).count()
+    agreement, kappa = _supported_against_truth(run, judge, truth_path)
+    scores = JudgeScore.objects.filter(judge=judge, unit__output__run=run).count()
+    log(
+        f"run {run.pk} (σ {sigma}, {how}): {run.items_done} outputs, {units} units; "
+        f"offline judge {judge.version}: {scores} scores "
+        f"({'complete' if complete else 'incomplete'})"
+    )
+    log(
+        f"  offline judge vs planted truth on 'supported' (assertive sentences): "
+        f"agreement {agreement:.1%}, Cohen's κ {kappa:.2f} — the built-in judge is weak; "
+        "calibration against human grades corrects it"
+    )
+    return JudgedRun(sigma, run, units, scores, agreement, kappa)
+
+
+def offline_judged(run: Run) -> bool:
+    """Score every unit of ``run`` not yet scored by the built-in judge, as "Judge this run"
+    does but in-process; return whether every unit is scored."""
+    model_owner = get_user_model().objects.get(username="demo-model-owner")
+    judge = judge_get_or_create(kind="offline")
+    units = Unit.objects.filter(output__run=run).count()
+    scored = (
+        JudgeScore.objects.filter(judge=judge, unit__output__run=run)
+        .values("unit")
+        .distinct()
+        .count()
+    )
+    if scored == units:
+        return True
+    # What "Judge this run" does, run in-process instead of by a worker.
+    judging = run_judge_start(
+        actor=model_owner,
+        run=run,
+        kind="offline",
+        purpose=Treatment.GATED,
+        enqueue=False,
+    )
+    judging = run_judge_execute(judging_id=judging.pk)
+    if judging.status == JudgingStatus.FAILED:
+        raise RuntimeError(f"judging {judging.pk} of run {run.pk} failed: {judging.error}")
+    return judging.status == JudgingStatus.COMPLETED
 
 
 def _supported_against_truth(run: Run, judge: object, truth_path: Path) -> tuple[float, float]:

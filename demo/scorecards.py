@@ -29,9 +29,19 @@ from scorecards.services import (
 
 
 def demo_scorecards(
-    *, decisions: Sequence[Decision], out_dir: Path, log: Callable[[str], None]
+    *,
+    decisions: Sequence[Decision],
+    out_dir: Path,
+    log: Callable[[str], None],
+    prefix: str = "credit_memo",
+    fields: Callable[[Decision], dict[str, Any]] | None = None,
 ) -> list[tuple[Scorecard, Path, Path]]:
-    """Draft, fill in and sign off each decision's scorecard; write its PDF and evidence pack."""
+    """Draft, fill in and sign off each decision's scorecard; write its PDF and evidence pack.
+
+    The files are ``<prefix>_<σ>_scorecard.pdf`` and its ``_evidence.zip``; ``fields`` writes
+    the committee's fields from a decision (:func:`committee_fields` by default).
+    """
+    fill = fields or committee_fields
     reviewer = get_user_model().objects.get(username="demo-reviewer")
     written = []
     for decision in decisions:
@@ -40,10 +50,10 @@ def demo_scorecards(
             scorecard = scorecard_create(actor=reviewer, decision=decision)
         if scorecard.status != ScorecardStatus.FINAL:
             scorecard = scorecard_update(
-                actor=reviewer, scorecard=scorecard, changes=committee_fields(decision)
+                actor=reviewer, scorecard=scorecard, changes=fill(decision)
             )
             scorecard = scorecard_sign_off(actor=reviewer, scorecard=scorecard)
-        stem = f"credit_memo_{decision.configuration.name}_scorecard"
+        stem = f"{prefix}_{decision.configuration.name}_scorecard"
         view = scorecard_view(scorecard=scorecard)
         pdf = scorecard_pdf_write(view, out_dir / f"{stem}.pdf")
         pack = out_dir / f"{stem}_evidence.zip"
@@ -63,8 +73,16 @@ def demo_scorecards(
     return written
 
 
-def committee_fields(decision: Decision) -> dict[str, Any]:
-    """Return the committee's fields a reviewer would write from the decision's evidence."""
+def committee_fields(
+    decision: Decision,
+    *,
+    conditions_of_use: str | None = None,
+    compensating_controls: str | None = None,
+) -> dict[str, Any]:
+    """Return the committee's fields a reviewer would write from the decision's evidence.
+
+    The conditions of use and compensating controls are the credit memo's unless given.
+    """
     record = decision.record
     gate = record["gate"]
     kappa_target = decision.charter.kappa_target
@@ -94,13 +112,15 @@ def committee_fields(decision: Decision) -> dict[str, Any]:
         )
     return {
         "failure_modes": "\n".join(failures) or "No failure mode observed in the graded sample.",
-        "conditions_of_use": (
+        "conditions_of_use": conditions_of_use
+        or (
             "Assistive drafting only (A1): an analyst edits every memo section and a senior "
             "credit officer reviews it before it reaches the credit committee. Not to be "
             "scaled beyond the pilot team until the decision is re-taken with the revised "
             f"rubric (the gate reads {decision.status})."
         ),
-        "compensating_controls": (
+        "compensating_controls": compensating_controls
+        or (
             "Every cited figure is checked against the spreads by the analyst; a checklist of "
             "the mandatory credit-policy items accompanies each memo; a monthly production "
             "sample of 30 sections is graded against the charter's hallucination threshold."

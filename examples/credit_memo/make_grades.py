@@ -74,10 +74,15 @@ SEVERITY = {
 }
 
 
-@functools.cache
 def truth_records(sigma: str) -> dict[tuple[str, int], dict[str, Any]]:
     """Return the planted truth of one σ's outputs by (task id, repeat)."""
-    lines = (HERE / f"truth-{sigma}.jsonl").read_text(encoding="utf-8").splitlines()
+    return read_truth(HERE / f"truth-{sigma}.jsonl")
+
+
+@functools.cache
+def read_truth(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Return the planted truth records of a truth file by (task id, repeat)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
     return {(r["task_id"], r["repeat"]): r for r in map(json.loads, lines)}
 
 
@@ -89,9 +94,14 @@ def task_guidance() -> dict[str, list[str]]:
 
 
 def true_grades(
-    record: Mapping[str, Any], guidance_ids: Sequence[str]
+    record: Mapping[str, Any],
+    guidance_ids: Sequence[str],
+    severity: Mapping[str, str] = SEVERITY,
 ) -> dict[str, dict[str, str]]:
-    """Return the true rubric labels of every unit of one output."""
+    """Return the true rubric labels of every unit of one output.
+
+    ``severity`` gives each guidance item's severity (medium where it gives none).
+    """
     grades: dict[str, dict[str, str]] = {}
     defects = 0
     for sentence in record["sentences"]:
@@ -105,7 +115,7 @@ def true_grades(
         if sentence["cited_chunk_id"]:
             citation = "strict" if sentence["citation_lenient"] else "not"
             grades[f"c{sentence['position']}:{sentence['cited_chunk_id']}"] = {"citation": citation}
-        defects += sentence["defect"] in ("unsupported", "wrong_citation")
+        defects += not sentence["supported"] or sentence["citation_lenient"] is False
     for element_id, label in record["key_elements"].items():
         grades[f"k:{element_id}"] = {"key_element": label}
         defects += label != "present_correct"
@@ -117,7 +127,7 @@ def true_grades(
             (True, False): "FN",
             (False, False): "correct",
         }[(bool(truth["breached"]), bool(truth["flagged"]))]
-        grades[f"g:{item_id}"] = {"guidance": label, "severity": SEVERITY.get(item_id, "medium")}
+        grades[f"g:{item_id}"] = {"guidance": label, "severity": severity.get(item_id, "medium")}
         defects += label in ("FP", "FN")
     grades[ARTEFACT_KEY] = {"value_add": "2" if defects == 0 else "1" if defects == 1 else "0"}
     return grades
@@ -151,8 +161,17 @@ def grader_answers(
 ) -> tuple[dict[str, dict[str, str]], float]:
     """Return what ``grader`` answers on one output, and the seconds they take."""
     record = truth_records(sigma)[(task_id, repeat)]
-    truth = true_grades(record, task_guidance()[task_id])
-    rng = _rng(grader.username, sigma, task_id, repeat)
+    return answers_from_truth(
+        grader, true_grades(record, task_guidance()[task_id]), sigma, task_id, repeat
+    )
+
+
+def answers_from_truth(
+    grader: SimulatedGrader, truth: Mapping[str, Mapping[str, str]], *key: object
+) -> tuple[dict[str, dict[str, str]], float]:
+    """Return what ``grader`` answers on an output whose true labels are ``truth``, and the
+    seconds they take; ``key`` (σ, task id, repeat) seeds the grader's draws."""
+    rng = _rng(grader.username, *key)
     seconds = float(grader.median_seconds * np.exp(rng.normal(0.0, 0.35)))
     return simulate(truth, grader.error_rate, rng), round(seconds, 1)
 

@@ -111,6 +111,19 @@ def as_statement(key_element: str, borrower: str) -> str:
     return f"For {borrower}, {lower_first(body)}"
 
 
+def not_assertive(position: int) -> dict[str, Any]:
+    """Return the truth of a sentence that asserts nothing (a heading, a list of flags)."""
+    return {
+        "position": position,
+        "assertive": False,
+        "supported": True,
+        "relevant": True,
+        "defect": None,
+        "cited_chunk_id": None,
+        "citation_lenient": None,
+    }
+
+
 def output_for(
     task: dict[str, Any], rates: DefectRates, rng: np.random.Generator
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -198,18 +211,7 @@ def output_for(
         }
         for sentence, s in zip(sentences, statements, strict=False)
     ]
-    for sentence in sentences[len(statements) :]:
-        sentence_truth.append(
-            {
-                "position": sentence.position,
-                "assertive": False,
-                "supported": True,
-                "relevant": True,
-                "defect": None,
-                "cited_chunk_id": None,
-                "citation_lenient": None,
-            }
-        )
+    sentence_truth += [not_assertive(s.position) for s in sentences[len(statements) :]]
     prompt_tokens = (len(task["input"]) + sum(len(s["text"]) for s in sources)) // 4 + 350
     completion_tokens = len(text) // 4
     cost = (

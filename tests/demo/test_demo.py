@@ -1,4 +1,4 @@
-"""``make demo``: the credit-memo example end to end, with PDFs read back."""
+"""``make demo``: the credit-memo example and Use Case A end to end, with PDFs read back."""
 
 import hashlib
 import json
@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from pypdf import PdfReader
 from rederive_decisions import assert_decision_rederived
+from use_case_a_checks import check_use_case_a
 
 from audit.models import AuditEntry
 from audit.selectors import audit_verify
@@ -56,7 +57,8 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert charter.is_frozen and len(charter.sha256) == 64
     assert charter.signatures.count() == 3
     assert len({s.user_id for s in charter.signatures.all()}) == 3
-    assert sorted(Configuration.objects.values_list("name", flat=True)) == ["gemini-2-5", "llama-4"]
+    configurations = Configuration.objects.filter(use_case=use_case)
+    assert sorted(configurations.values_list("name", flat=True)) == ["gemini-2-5", "llama-4"]
     task_set = TaskSet.objects.get(use_case=use_case)
     assert task_set.split_counts["graded"] >= 60
     assert task_set.split_counts["dev"] > 0 and task_set.split_counts["stress"] > 0
@@ -70,13 +72,13 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         units = Unit.objects.filter(output__run=run).count()
         scored = JudgeScore.objects.filter(unit__output__run=run).values("unit").distinct().count()
         assert scored == units
-    assert output.count("offline judge vs planted truth") == 2
+    assert output.split("Second example")[0].count("offline judge vs planted truth") == 2
     # Judged as "Judge this run" judges (a Judging record the run page shows), in-process.
     assert [j.status for j in Judging.objects.filter(run__in=runs).order_by("run")] == [
         "completed",
         "completed",
     ]
-    assert AuditEntry.objects.filter(action="run.judge_start").count() == 2
+    assert AuditEntry.objects.filter(action="run.judge_start", use_case_id=use_case.pk).count() == 2
 
     # A blinded grading session: 40 outputs of each σ (the planned n is per σ), two of three
     # simulated graders each (2 %, 3 % and 5 % errors per field), closed before any decision
@@ -134,7 +136,8 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     )
     assert "10 copies left for demo-grader to review" in left
     submitted_everywhere = 160 + practice.assignments.filter(status="submitted").count()
-    assert AuditEntry.objects.filter(action="assignment.submit").count() == submitted_everywhere
+    submits = AuditEntry.objects.filter(action="assignment.submit", use_case_id=use_case.pk)
+    assert submits.count() == submitted_everywhere
 
     # Real decisions for both σ on the evidence, recorded through decision_create on the
     # closed session and the complete study; each gated metric beside the planted truth, which
@@ -143,7 +146,7 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     # hallucination_rate makes both decisions Undetermined.
     decisions = list(Decision.objects.filter(use_case=use_case).order_by("pk"))
     assert [d.configuration.name for d in decisions] == ["gemini-2-5", "llama-4"]
-    assert AuditEntry.objects.filter(action="decision.record").count() == 2
+    assert AuditEntry.objects.filter(action="decision.record", use_case_id=use_case.pk).count() == 2
     section = output.split("Decisions on the evidence")[1].split("Scorecards (signed off")[0]
     supported = next(row for row in report.fields if row.agreement.field == "supported")
     assert supported.agreement.point < report.kappa_target
@@ -197,7 +200,7 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
     assert llama.split()[2:5] == ["Scale", "hallucination_rate", "2.59"]
 
     # One decision PDF per model (Table 4), and per σ a scorecard PDF and its evidence pack.
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("credit_memo")) == [
         "credit_memo_gemini-2-5_scorecard.pdf",
         "credit_memo_gemini-2-5_scorecard_evidence.zip",
         "credit_memo_gemini-2.5_decision.pdf",
@@ -234,21 +237,25 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         digest = hashlib.sha256((EXAMPLE / f"{model}.yaml").read_bytes()).hexdigest()
         assert digest in text.replace(" ", "")
 
+    # The second example, Use Case A: executed and imported σ, decided, signed off.
+    check_use_case_a(output, tmp_path)
+
     # The audit log verifies, and a second run adds nothing but the record of writing each
-    # σ's evidence pack again (building a pack is an audited event).
+    # σ's evidence pack again (building a pack is an audited event), for both examples.
     assert "audit log OK" in output
     entries = AuditEntry.objects.exclude(action="evidence_pack.build").count()
     packs = AuditEntry.objects.filter(action="evidence_pack.build").count()
     scores = JudgeScore.objects.count()
-    run_demo(tmp_path)
+    again = run_demo(tmp_path)
     assert AuditEntry.objects.exclude(action="evidence_pack.build").count() == entries
-    assert AuditEntry.objects.filter(action="evidence_pack.build").count() == packs + 2
-    assert Scorecard.objects.count() == 2
-    assert Charter.objects.count() == 1 and Configuration.objects.count() == 2
-    assert TaskSet.objects.count() == 1
-    assert Run.objects.count() == 2
+    assert AuditEntry.objects.filter(action="evidence_pack.build").count() == packs + 4
+    assert Scorecard.objects.count() == 4
+    assert Charter.objects.count() == 2 and Configuration.objects.count() == 4
+    assert TaskSet.objects.count() == 2
+    assert Run.objects.count() == 2 + 4  # Use Case A: two σ × graded and stress splits
     assert JudgeScore.objects.count() == scores
-    assert Decision.objects.count() == 2
+    assert Decision.objects.count() == 4
+    assert "no model started" in again
     assert audit_verify().ok
 
 

@@ -1,11 +1,13 @@
-"""``enterpriseval demo``: the product's main job on the bundled credit-memo example.
+"""``enterpriseval demo``: the product's main job on the bundled examples.
 
 Loads ``examples/credit_memo/`` (seed 003 Use Case B, both models) through the services the
 web app calls: runs imported and judged, a grading session graded, adjudicated and closed, an
 oversight study, a decision per σ recorded by ``decision_create`` and its scorecard signed off;
 then a practice session and study for a person to try in the browser (no decision rests on
 them), the paper's Table 4 figures gated in point and conservative mode, the refusal of the
-paper's printed inverted pair, and one decision PDF per model under ``out/``.
+paper's printed inverted pair, and one decision PDF per model under ``out/``. Then the second
+example, seed 003 Use Case A (``demo.use_case_a``): one σ executed against the loopback fake
+model, the other imported, both decided and their scorecards signed off.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from demo.decisions import demo_decisions
 from demo.grading import demo_grading, demo_oversight, demo_practice, demo_sequential
 from demo.loaders import demo_evaluation_object, demo_runs
 from demo.scorecards import demo_scorecards
+from demo.use_case_a import demo_use_case_a
 from gates.decision_file import DecisionFileError, load_decision_file
 from gates.formatting import format_gate_result, format_number, format_table
 from gates.services import decision_report_write
@@ -144,6 +147,26 @@ class Command(BaseCommand):
             sigma = scorecard.decision.configuration.name
             self.stdout.write(f"wrote {pdf}  (scorecard of σ {sigma})")
             self.stdout.write(f"wrote {pack}  (evidence pack of σ {sigma})")
+        self.stdout.write("")
+        self.stdout.write(
+            "══ Second example: seed 003 Use Case A, control design effectiveness (A2/C3/E3) ══"
+        )
+        use_case_a = demo_use_case_a(
+            example_dir=Path(settings.BASE_DIR) / "examples" / "use_case_a",
+            out_dir=out_dir,
+            log=self.stdout.write,
+        )
+        for scorecard, pdf, pack in use_case_a.scorecards:
+            sigma = scorecard.decision.configuration.name
+            self.stdout.write(f"wrote {pdf}  (Use Case A scorecard of σ {sigma})")
+            self.stdout.write(f"wrote {pack}  (Use Case A evidence pack of σ {sigma})")
+        self.stdout.write(
+            "decisions: "
+            + "; ".join(
+                f"{d.use_case.key} σ {d.configuration.name} {d.status}"
+                for d in (*decisions, *use_case_a.decisions)
+            )
+        )
         verification = audit_verify()
         if not verification.ok:
             raise CommandError(
