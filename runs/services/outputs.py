@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, BinaryIO
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,17 +30,19 @@ from charters.models import (
 from charters.models.tasks import Split
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
+from enterpriseval.bulk import rows_insert
 from enterpriseval.errors import ServiceError
 from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
 from enterpriseval.limits import UploadKind, upload_stream
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus, Trajectory, Unit
 from runs.output_import import OutputFileReader, OutputRecord
-from runs.segment import UnitSpec, build_units, units_from_sentences
+from runs.segment_pool import PendingUnits, Segmenter, SegmentJob, UnitRow
 
 IMPORT_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 MAX_REPEATS = 100
 OUTPUT_BATCH = 500
-UNIT_BATCH = 5000
+PENDING_BATCHES = 4
+UNIT_COLUMNS = ("output_id", "kind", "key", "position", "text", "ref_id", "sentence_position")
 MAX_LISTED_ERRORS = DEFAULT_MAX_ERRORS
 MAX_RUN_COST = Decimal("99999999.999999")
 
@@ -66,7 +71,10 @@ def output_import(
     All or nothing, in one transaction: the file is read once, a line at a time; outputs,
     their trajectories and their units are written in batches while every line so far is
     valid; if any line is bad, nothing is kept and the ServiceError lists every bad line
-    (line, field, message). Moves the use case to stage 4 (run).
+    (line, field, message). Each batch is split into sentences in the segmenter's worker
+    processes while the next lines are read; up to ``PENDING_BATCHES`` batches wait to be
+    written, so memory stays bounded whatever the file's length. Moves the use case to
+    stage 4 (run).
     """
     require_role(actor, use_case, IMPORT_ROLES)
     _check_run_inputs(use_case, configuration, task_set, split, repeats)
@@ -97,20 +105,29 @@ def output_import(
         max_errors=MAX_LISTED_ERRORS,
     )
     totals = _Totals()
+    segmenter = segmenter_from_settings()
+    # Batches being split in the segmenter's processes while the next lines are read.
+    pending: deque[tuple[list[OutputRecord], PendingUnits]] = deque()
     batch: list[OutputRecord] = []
     for record in reader:
         if reader.has_errors:
             batch.clear()  # nothing more is written; the transaction will roll back
+            _drop(pending)
             continue
         batch.append(record)
         if len(batch) == OUTPUT_BATCH:
-            _write_batch(run, batch, gold, totals)
-            batch.clear()
+            pending.append((batch, segmenter.submit(_jobs(batch, gold))))
+            batch = []
+            if len(pending) > PENDING_BATCHES:
+                _write_batch(run, *pending.popleft(), gold, totals)
     report = reader.report()
     if not report.ok:
+        _drop(pending)
         raise ServiceError(report.refusal(filename), field="file", details=report.details())
     if batch:
-        _write_batch(run, batch, gold, totals)
+        pending.append((batch, segmenter.submit(_jobs(batch, gold))))
+    while pending:
+        _write_batch(run, *pending.popleft(), gold, totals)
     if totals.cost > MAX_RUN_COST:
         raise ServiceError(
             f"{filename}: the outputs cost {totals.cost} US dollars in all, more than a run "
@@ -166,37 +183,29 @@ def output_import(
     return run
 
 
-@transaction.atomic
-def units_build(*, outputs: Sequence[Output]) -> int:
-    """Create the units of every output that has none yet; return how many were created.
+def segmenter_from_settings() -> Segmenter:
+    """Return the segmenter of ``SEGMENT_PROCESSES`` worker processes (unset: one per core)."""
+    processes = getattr(settings, "SEGMENT_PROCESSES", None)
+    if processes is not None and (isinstance(processes, bool) or processes < 0):
+        raise ImproperlyConfigured(f"SEGMENT_PROCESSES must be ≥ 0 or unset, got {processes!r}")
+    return Segmenter(processes)
 
-    Idempotent: an output that already has units is skipped, so calling it again (a
-    retried task, a second worker) creates nothing twice. Three queries plus the inserts,
-    whatever the number of outputs.
+
+def units_insert(*, output_pks: Sequence[int], rows: Sequence[Sequence[UnitRow]]) -> int:
+    """Write the units of each output (``rows[i]`` of ``output_pks[i]``); return how many.
+
+    COPY on PostgreSQL, one INSERT statement on SQLite (enterpriseval.bulk): the rows go
+    straight from the segmenter's tuples to the database, no model instance per unit.
     """
-    if not outputs:
-        return 0
-    done = set(
-        Unit.objects.filter(output__in=[o.pk for o in outputs])
-        .values_list("output_id", flat=True)
-        .distinct()
+    return rows_insert(
+        model=Unit,
+        columns=UNIT_COLUMNS,
+        rows=(
+            (output_pk, *row)
+            for output_pk, output_rows in zip(output_pks, rows, strict=True)
+            for row in output_rows
+        ),
     )
-    pending = [output for output in outputs if output.pk not in done]
-    if not pending:
-        return 0
-    gold = _gold_of({output.task_id for output in pending})
-    units = [
-        _unit(output.pk, spec)
-        for output in pending
-        for spec in build_units(
-            output.text,
-            key_element_ids=gold[output.task_id].key_element_ids,
-            guidance_item_ids=gold[output.task_id].guidance_item_ids,
-        )
-    ]
-    # ignore_conflicts: a concurrent call that built the same output's units first wins.
-    Unit.objects.bulk_create(units, batch_size=UNIT_BATCH, ignore_conflicts=True)
-    return len(units)
 
 
 @dataclass
@@ -279,8 +288,29 @@ def _gold_of(
     return {pk: _TaskGold(pk, tuple(elements[pk]), tuple(items[pk])) for pk in pks}
 
 
+def _jobs(records: list[OutputRecord], gold: dict[str, _TaskGold]) -> list[SegmentJob]:
+    return [
+        (
+            record.text,
+            gold[record.task_id].key_element_ids,
+            gold[record.task_id].guidance_item_ids,
+        )
+        for record in records
+    ]
+
+
+def _drop(pending: deque[tuple[list[OutputRecord], PendingUnits]]) -> None:
+    for _records, units in pending:
+        units.cancel()
+    pending.clear()
+
+
 def _write_batch(
-    run: Run, records: list[OutputRecord], gold: dict[str, _TaskGold], totals: _Totals
+    run: Run,
+    records: list[OutputRecord],
+    pending: PendingUnits,
+    gold: dict[str, _TaskGold],
+    totals: _Totals,
 ) -> None:
     outputs = Output.objects.bulk_create(
         [
@@ -315,37 +345,16 @@ def _write_batch(
         if record.trajectory is not None
     ]
     Trajectory.objects.bulk_create(trajectories, batch_size=OUTPUT_BATCH)
-    units = [
-        _unit(output.pk, spec)
-        for output, record in zip(outputs, records, strict=True)
-        for spec in units_from_sentences(
-            record.sentences,
-            key_element_ids=gold[record.task_id].key_element_ids,
-            guidance_item_ids=gold[record.task_id].guidance_item_ids,
-        )
-    ]
-    Unit.objects.bulk_create(units, batch_size=UNIT_BATCH)
+    units = units_insert(output_pks=[output.pk for output in outputs], rows=pending.result())
     totals.outputs += len(records)
     totals.failed += sum(record.failed for record in records)
-    totals.units += len(units)
+    totals.units += units
     totals.trajectories += len(trajectories)
     for record in records:
         if record.cost_usd is None:
             totals.cost_unknown += 1
         else:
             totals.cost += record.cost_usd
-
-
-def _unit(output_pk: int, spec: UnitSpec) -> Unit:
-    return Unit(
-        output_id=output_pk,
-        kind=spec.kind,
-        key=spec.key,
-        position=spec.position,
-        text=spec.text,
-        ref_id=spec.ref_id,
-        sentence_position=spec.sentence_position,
-    )
 
 
 def run_sources_payload(configuration: Configuration, task_set: TaskSet) -> dict[str, Any]:

@@ -52,7 +52,15 @@ from runs.executor import (
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus
 from runs.prompting import TemplateError, check_prompts, cited_ids, render_messages
 from runs.retrieval import DEFAULT_TOP_K, Chunk, retrieve
-from runs.services.outputs import _check_run_inputs, run_sources_payload, units_build
+from runs.segment_pool import PendingUnits, Segmenter, UnitRow
+from runs.services.outputs import (
+    _check_run_inputs,
+    _gold_of,
+    _TaskGold,
+    run_sources_payload,
+    segmenter_from_settings,
+    units_insert,
+)
 from runs.slots import RedisSlots, run_slots_key
 
 RUN_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
@@ -231,11 +239,13 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
         return ChunkResult(run_id, 0, 0, len(done), len(items), RunStatus.FAILED)
 
     budget = BudgetGuard(limit=run.cost_budget_usd, spent=run.cost_usd)
+    gold = _gold_of(task.pk for task in tasks)
+    segmenter = segmenter_from_settings()
     written = failed = 0
 
     def write(results: list[ItemResult]) -> None:
         nonlocal written, failed
-        new = _write_batch(run, results)
+        new = _write_batch(run, results, _split(segmenter, results, gold).result())
         written += len(new)
         failed += sum(o.status == OutputStatus.FAILED for o in new)
         if budget.limit is not None:  # what the run's other chunks have spent
@@ -359,9 +369,29 @@ def _output(run: Run, result: ItemResult) -> Output:
     )
 
 
+def _split(
+    segmenter: Segmenter, results: list[ItemResult], gold: dict[int, _TaskGold]
+) -> PendingUnits:
+    """Start splitting the succeeded results into units (in the segmenter's processes)."""
+    return segmenter.submit(
+        [
+            (r.text, gold[r.task_pk].key_element_ids, gold[r.task_pk].guidance_item_ids)
+            for r in results
+            if r.ok
+        ]
+    )
+
+
 @transaction.atomic
-def _write_batch(run: Run, results: list[ItemResult]) -> list[Output]:
-    """Write the outputs not written yet and count them; return the new outputs."""
+def _write_batch(
+    run: Run, results: list[ItemResult], unit_rows: list[list[UnitRow]]
+) -> list[Output]:
+    """Write the outputs not written yet, their units and the counts; return the new outputs.
+
+    ``unit_rows`` are the units of each succeeded result, in order (split before the run's
+    lock is taken). Outputs and their units are written in one transaction, so the run is
+    complete only once every output's units are written.
+    """
     # The run's row lock serialises the batches of all chunks of this run, so the existing
     # pairs read below are exact and the counters count each output once.
     Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True).get()
@@ -394,7 +424,11 @@ def _write_batch(run: Run, results: list[ItemResult]) -> list[Output]:
         cost_usd=F("cost_usd") + sum(known, Decimal(0)),
         cost_unknown_items=F("cost_unknown_items") + sum(o.cost_usd is None for o in succeeded),
     )
-    units_build(outputs=succeeded)
+    rows_of = dict(zip([(r.task_pk, r.repeat) for r in results if r.ok], unit_rows, strict=True))
+    units_insert(
+        output_pks=[o.pk for o in succeeded],
+        rows=[rows_of[(o.task_id, o.repeat_index)] for o in succeeded],
+    )
     _finish_if_done(run.pk)
     return new
 
