@@ -119,7 +119,8 @@ def output_import(
             pending.append((batch, segmenter.submit(_jobs(batch, gold))))
             batch = []
             if len(pending) > PENDING_BATCHES:
-                _write_batch(run, *pending.popleft(), gold, totals)
+                records, units = pending.popleft()
+                _write_batch(run, records, units.result(), gold, totals)
     report = reader.report()
     if not report.ok:
         _drop(pending)
@@ -127,7 +128,8 @@ def output_import(
     if batch:
         pending.append((batch, segmenter.submit(_jobs(batch, gold))))
     while pending:
-        _write_batch(run, *pending.popleft(), gold, totals)
+        records, units = pending.popleft()
+        _write_batch(run, records, units.result(), gold, totals)
     if totals.cost > MAX_RUN_COST:
         raise ServiceError(
             f"{filename}: the outputs cost {totals.cost} US dollars in all, more than a run "
@@ -308,7 +310,7 @@ def _drop(pending: deque[tuple[list[OutputRecord], PendingUnits]]) -> None:
 def _write_batch(
     run: Run,
     records: list[OutputRecord],
-    pending: PendingUnits,
+    unit_rows: list[list[UnitRow]],
     gold: dict[str, _TaskGold],
     totals: _Totals,
 ) -> None:
@@ -345,7 +347,7 @@ def _write_batch(
         if record.trajectory is not None
     ]
     Trajectory.objects.bulk_create(trajectories, batch_size=OUTPUT_BATCH)
-    units = units_insert(output_pks=[output.pk for output in outputs], rows=pending.result())
+    units = units_insert(output_pks=[output.pk for output in outputs], rows=unit_rows)
     totals.outputs += len(records)
     totals.failed += sum(record.failed for record in records)
     totals.units += units
