@@ -104,7 +104,7 @@ class Segmenter:
     def submit(self, jobs: Sequence[SegmentJob]) -> PendingUnits:
         """Start splitting ``jobs``; return at once (small batches are split on ``result``)."""
         jobs = list(jobs)
-        if self.processes == 0 or sum(len(job[0]) for job in jobs) < self.min_chars:
+        if not jobs or self.processes == 0 or sum(len(job[0]) for job in jobs) < self.min_chars:
             return PendingUnits(inline=jobs)
         try:
             return PendingUnits(self._submit(_pool(self.processes), jobs))
