@@ -72,6 +72,8 @@ bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
 	$(PY) -m bench.cases_runs
+	$(PY) -m bench.cases_import
+	$(PY) -m bench.cases_import --database $(BENCH_IMPORT_DATABASE)
 	$(PY) -m bench.cases_scorecard
 	$(PY) -m bench.cases_pages
 
@@ -81,7 +83,6 @@ bench: venv .venv-inspect/.installed
 	.venv-inspect/bin/pip install -q -r bench/requirements-inspect.txt
 	@touch $@
 
-# Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
 # PNG previews of the first two pages of the demo's scorecard PDFs (run `make demo` first).
 docs-previews:
 	@for sigma in gemini-2-5 llama-4; do for page in 1 2; do \
@@ -106,7 +107,12 @@ bench-scorecard: venv
 bench-pages: venv
 	$(PY) -m bench.cases_pages
 
+# Output import (20,000 outputs) beside its floors on SQLite and PostgreSQL, and at ~1M units;
+# then task-set import at 20,000 and 100,000 lines. Each takes several minutes.
+BENCH_IMPORT_DATABASE ?= postgres://postgres@127.0.0.1:5432/ev_bench_import
 bench-import: venv
+	$(PY) -m bench.cases_import
+	$(PY) -m bench.cases_import --database $(BENCH_IMPORT_DATABASE)
 	$(PY) -m bench.task_import_memory
 
 lint: static

@@ -8,6 +8,7 @@ sentence-splitting processes (runs/segment_pool.py) then.
 """
 
 import importlib
+import multiprocessing
 import os
 import threading
 
@@ -39,6 +40,11 @@ def start_segmenter(**_: object) -> None:
     In a thread: the child must report ready within ``worker_proc_alive_timeout`` (4 s).
     """
     from runs.services.outputs import segmenter_from_settings
+
+    # A prefork child is daemonic, and a daemonic process may not start children (so that
+    # none outlives it). The splitting processes do not: they exit when their parent's pipes
+    # close. Without this, runs would split their outputs in the child itself.
+    multiprocessing.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
 
     threading.Thread(
         target=segmenter_from_settings().warm, name="segmenter-warm", daemon=True

@@ -12,7 +12,9 @@ The pool is started once per process (``forkserver``: its workers are forked fro
 server that has pysbd loaded, never from a caller that runs threads) and reused by every
 later batch. A batch of less than ``min_chars`` characters of text is split in the calling
 process: sending it would cost more than splitting it. ``processes=0`` splits everything in
-the calling process. The units are the same either way (the same function runs).
+the calling process, and so does a daemonic process, which may not start children (a Celery
+worker's children are made non-daemonic when they start, enterpriseval/celery.py). The units
+are the same either way (the same function runs).
 """
 
 from __future__ import annotations
@@ -104,7 +106,12 @@ class Segmenter:
     def submit(self, jobs: Sequence[SegmentJob]) -> PendingUnits:
         """Start splitting ``jobs``; return at once (small batches are split on ``result``)."""
         jobs = list(jobs)
-        if not jobs or self.processes == 0 or sum(len(job[0]) for job in jobs) < self.min_chars:
+        if (
+            not jobs
+            or self.processes == 0
+            or sum(len(job[0]) for job in jobs) < self.min_chars
+            or multiprocessing.current_process().daemon  # may not start children
+        ):
             return PendingUnits(inline=jobs)
         try:
             return PendingUnits(self._submit(_pool(self.processes), jobs))
