@@ -8,9 +8,9 @@ sentence-splitting processes (runs/segment_pool.py) then.
 """
 
 import importlib
-import multiprocessing
 import os
 import threading
+from multiprocessing import process as mp_process
 
 from celery import Celery
 from celery.signals import worker_init, worker_process_init
@@ -41,11 +41,15 @@ def start_segmenter(**_: object) -> None:
     """
     from runs.services.outputs import segmenter_from_settings
 
-    # A prefork child is daemonic, and a daemonic process may not start children (so that
-    # none outlives it). The splitting processes do not: they exit when their parent's pipes
-    # close. Without this, runs would split their outputs in the child itself.
-    multiprocessing.current_process()._config["daemon"] = False  # type: ignore[attr-defined]
-
+    # A prefork child's multiprocessing state is billiard's: a daemonic process, which may
+    # not start children, with a key the standard library cannot send to a forkserver. The
+    # splitting processes outlive nothing (they exit when their parent's pipes close), so the
+    # child takes a standard main-process state of its own, under the same name (log lines).
+    inherited = mp_process.current_process()
+    if not isinstance(inherited, mp_process.BaseProcess):  # billiard's, not the library's
+        own = mp_process._MainProcess()  # type: ignore[attr-defined]
+        own.name = inherited.name
+        mp_process._current_process = own  # type: ignore[attr-defined]
     threading.Thread(
         target=segmenter_from_settings().warm, name="segmenter-warm", daemon=True
     ).start()

@@ -19,6 +19,7 @@ are the same either way (the same function runs).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import threading
@@ -34,6 +35,7 @@ UnitRow = tuple[str, str, int, str, str, int | None]
 SegmentJob = tuple[str, Sequence[str], Sequence[str]]
 """An output to split: its text, its task's key-element ids and guidance-item ids."""
 
+logger = logging.getLogger(__name__)
 DEFAULT_MIN_CHARS = 2_000  # about 8 ms of splitting; a round trip to a worker costs ~1 ms
 
 _pools: dict[tuple[int, int], ProcessPoolExecutor] = {}  # by (pid, processes)
@@ -67,24 +69,31 @@ class PendingUnits:
 
     def __init__(
         self,
-        parts: list[Future[list[list[UnitRow]]]] | None = None,
+        parts: list[tuple[list[SegmentJob], Future[list[list[UnitRow]]]]] | None = None,
         inline: Sequence[SegmentJob] = (),
     ) -> None:
         self._parts = parts or []
         self._inline = inline
 
     def result(self) -> list[list[UnitRow]]:
-        """Return the unit rows of every job of the batch, in the order submitted."""
+        """Return the unit rows of every job of the batch, in the order submitted.
+
+        A part whose worker died (killed, out of memory) is split here instead.
+        """
         if not self._parts:
             return unit_rows_of(self._inline)
         rows: list[list[UnitRow]] = []
-        for part in self._parts:
-            rows.extend(part.result())
+        for jobs, part in self._parts:
+            try:
+                rows.extend(part.result())
+            except BrokenProcessPool:
+                logger.warning("a sentence-splitting process died; its part is split here")
+                rows.extend(unit_rows_of(jobs))
         return rows
 
     def cancel(self) -> None:
         """Drop the batch: parts not started yet are never split."""
-        for part in self._parts:
+        for _jobs, part in self._parts:
             part.cancel()
 
 
@@ -117,22 +126,25 @@ class Segmenter:
             return PendingUnits(self._submit(_pool(self.processes), jobs))
         except BrokenProcessPool:  # a worker died (killed, out of memory): start a new pool
             return PendingUnits(self._submit(_pool(self.processes, renew=True), jobs))
+        except Exception:  # the pool is a speed-up only: the units are the same without it
+            logger.exception("cannot start the sentence-splitting processes; splitting here")
+            return PendingUnits(inline=jobs)
 
     def _submit(
         self, pool: ProcessPoolExecutor, jobs: list[SegmentJob]
-    ) -> list[Future[list[list[UnitRow]]]]:
+    ) -> list[tuple[list[SegmentJob], Future[list[list[UnitRow]]]]]:
         # One part per process, cut by characters so that the parts take about as long.
-        parts: list[Future[list[list[UnitRow]]]] = []
+        slices: list[list[SegmentJob]] = []
         target = sum(len(job[0]) for job in jobs) / self.processes
         start = size = 0
         for index, job in enumerate(jobs):
             size += len(job[0])
-            if size >= target and len(parts) < self.processes - 1:
-                parts.append(pool.submit(unit_rows_of, jobs[start : index + 1]))
+            if size >= target and len(slices) < self.processes - 1:
+                slices.append(jobs[start : index + 1])
                 start, size = index + 1, 0
         if start < len(jobs):
-            parts.append(pool.submit(unit_rows_of, jobs[start:]))
-        return parts
+            slices.append(jobs[start:])
+        return [(part, pool.submit(unit_rows_of, part)) for part in slices]
 
     def warm(self) -> None:
         """Start the worker processes now (a worker at start-up), not on a run's clock."""
