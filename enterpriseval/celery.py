@@ -42,14 +42,13 @@ def start_segmenter(**_: object) -> None:
     from runs.services.outputs import segmenter_from_settings
 
     # A prefork child's multiprocessing state is billiard's: a daemonic process, which may
-    # not start children, with a key the standard library cannot send to a forkserver. The
-    # splitting processes outlive nothing (they exit when their parent's pipes close), so the
-    # child takes a standard main-process state of its own, under the same name (log lines).
-    inherited = mp_process.current_process()
-    if not isinstance(inherited, mp_process.BaseProcess):  # billiard's, not the library's
-        own = mp_process._MainProcess()  # type: ignore[attr-defined]
-        own.name = inherited.name
-        mp_process._current_process = own  # type: ignore[attr-defined]
+    # not start children, with a key type the standard library refuses to send to its
+    # forkserver. The splitting processes outlive nothing (they exit when their parent's
+    # pipes close), so the child's state is made one the standard library accepts.
+    config = mp_process.current_process()._config  # type: ignore[attr-defined]
+    config["daemon"] = False
+    config["authkey"] = mp_process.AuthenticationString(bytes(config["authkey"]))
+    config.setdefault("semprefix", "/mp")
     threading.Thread(
         target=segmenter_from_settings().warm, name="segmenter-warm", daemon=True
     ).start()
