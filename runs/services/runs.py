@@ -2,7 +2,11 @@
 
 A run is executed in chunks, one Celery task per chunk, each running an asyncio loop of model
 calls (runs.executor) and writing outputs and progress in batches of ``WRITE_BATCH`` results
-(a fixed number of queries per batch, never one per call). A chunk holds at least
+(a fixed number of queries per batch, never one per call). Each batch's outputs are split into
+units in the segmenter's worker processes (runs/segment_pool.py), so the writing thread holds
+the GIL no longer than the ORM work (the model calls run in another thread of the same
+process), and are written with their units in one transaction: a run is complete only once
+every output's units are stored. A chunk holds at least
 ``CHUNK_ITEMS_PER_SLOT`` × the run's concurrency items (and at least ``chunk_tasks`` tasks), so
 one chunk can keep every slot busy and chunk boundaries are few.
 
