@@ -91,6 +91,10 @@ class PendingUnits:
                 rows.extend(unit_rows_of(jobs))
         return rows
 
+    def done(self) -> bool:
+        """Return whether :meth:`result` would return without waiting on a process."""
+        return all(part.done() for _jobs, part in self._parts)
+
     def cancel(self) -> None:
         """Drop the batch: parts not started yet are never split."""
         for _jobs, part in self._parts:

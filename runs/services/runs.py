@@ -28,6 +28,7 @@ failed), ``items_failed`` those that failed; the run is complete when ``items_do
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -247,13 +248,23 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
     segmenter = segmenter_from_settings()
     written = failed = 0
 
-    def write(results: list[ItemResult]) -> None:
+    # Batches being split while earlier ones are written: the thread waits on a split only
+    # when the splitting processes fall behind.
+    splitting: deque[tuple[list[ItemResult], PendingUnits]] = deque()
+
+    def write_split(*, all_of_them: bool) -> None:
         nonlocal written, failed
-        new = _write_batch(run, results, _split(segmenter, results, gold).result())
-        written += len(new)
-        failed += sum(o.status == OutputStatus.FAILED for o in new)
-        if budget.limit is not None:  # what the run's other chunks have spent
-            budget.sync(Run.objects.values_list("cost_usd", flat=True).get(pk=run_id))
+        while splitting and (all_of_them or len(splitting) > 1 or splitting[0][1].done()):
+            results, units = splitting.popleft()
+            new = _write_batch(run, results, units.result())
+            written += len(new)
+            failed += sum(o.status == OutputStatus.FAILED for o in new)
+            if budget.limit is not None:  # what the run's other chunks have spent
+                budget.sync(Run.objects.values_list("cost_usd", flat=True).get(pk=run_id))
+
+    def write(results: list[ItemResult]) -> None:
+        splitting.append((results, _split(segmenter, results, gold)))
+        write_split(all_of_them=False)
 
     summary = execute(
         items,
@@ -265,6 +276,7 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
         batch_size=WRITE_BATCH,
         slots=_run_slots(run, in_flight),
     )
+    write_split(all_of_them=True)
     if summary.budget_exhausted:
         _stop_on_budget(run_id)
     else:
