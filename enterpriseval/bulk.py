@@ -50,3 +50,18 @@ def rows_insert(
                 insert = f"INSERT INTO {table} ({names}) VALUES ({marks})"  # noqa: S608
                 cursor.executemany(insert, batch)
     return count
+
+
+def ids_reserve(*, model: type[models.Model], count: int) -> list[int]:
+    """Draw ``count`` primary keys from ``model``'s sequence (PostgreSQL), for rows written by
+    COPY whose keys other rows need; a key drawn is never handed out again."""
+    if connection.vendor != "postgresql":
+        raise NotImplementedError("ids_reserve needs PostgreSQL (a sequence per table)")
+    if count <= 0:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [model._meta.db_table, model._meta.pk.column, count],
+        )
+        return [row[0] for row in cursor.fetchall()]

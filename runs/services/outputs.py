@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -12,7 +13,7 @@ from typing import Any, BinaryIO
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -30,7 +31,7 @@ from charters.models import (
 from charters.models.tasks import Split
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
-from enterpriseval.bulk import rows_insert
+from enterpriseval.bulk import ids_reserve, rows_insert
 from enterpriseval.errors import ServiceError
 from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
 from enterpriseval.limits import UploadKind, upload_stream
@@ -42,6 +43,23 @@ IMPORT_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 MAX_REPEATS = 100
 OUTPUT_BATCH = 500
 PENDING_BATCHES = 4
+# The columns an import writes besides id, run and created_at, in _output_fields's order.
+OUTPUT_FIELDS = (
+    "task_id",
+    "repeat_index",
+    "status",
+    "text",
+    "cited_chunk_ids",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_ms",
+    "generation_seconds",
+    "attempts",
+    "success",
+    "error",
+)
+JSON_FIELDS = frozenset({"cited_chunk_ids"})
 UNIT_COLUMNS = ("output_id", "kind", "key", "position", "text", "ref_id", "sentence_position")
 MAX_LISTED_ERRORS = DEFAULT_MAX_ERRORS
 MAX_RUN_COST = Decimal("99999999.999999")
@@ -314,40 +332,14 @@ def _write_batch(
     gold: dict[str, _TaskGold],
     totals: _Totals,
 ) -> None:
-    outputs = Output.objects.bulk_create(
-        [
-            Output(
-                run=run,
-                task_id=gold[record.task_id].pk,
-                repeat_index=record.repeat,
-                status=OutputStatus.FAILED if record.failed else OutputStatus.SUCCEEDED,
-                text=record.text,
-                cited_chunk_ids=list(record.cited_chunk_ids),
-                prompt_tokens=record.prompt_tokens,
-                completion_tokens=record.completion_tokens,
-                cost_usd=record.cost_usd,
-                latency_ms=record.latency_ms,
-                generation_seconds=record.generation_seconds,
-                success=record.success,
-                error=record.error,
-            )
-            for record in records
-        ],
-        batch_size=OUTPUT_BATCH,
-    )
-    # PostgreSQL and SQLite ≥ 3.35 return the new primary keys from a bulk insert.
-    if outputs[0].pk is None:
-        raise RuntimeError(
-            "the database did not return primary keys from a bulk insert; output import "
-            "needs PostgreSQL or SQLite 3.35 or later"
-        )
+    pks = _outputs_insert(run, [_output_fields(record, gold) for record in records])
     trajectories = [
-        Trajectory(output_id=output.pk, record=record.trajectory)
-        for output, record in zip(outputs, records, strict=True)
+        Trajectory(output_id=pk, record=record.trajectory)
+        for pk, record in zip(pks, records, strict=True)
         if record.trajectory is not None
     ]
     Trajectory.objects.bulk_create(trajectories, batch_size=OUTPUT_BATCH)
-    units = units_insert(output_pks=[output.pk for output in outputs], rows=unit_rows)
+    units = units_insert(output_pks=pks, rows=unit_rows)
     totals.outputs += len(records)
     totals.failed += sum(record.failed for record in records)
     totals.units += units
@@ -357,6 +349,62 @@ def _write_batch(
             totals.cost_unknown += 1
         else:
             totals.cost += record.cost_usd
+
+
+def _output_fields(record: OutputRecord, gold: dict[str, _TaskGold]) -> dict[str, Any]:
+    """Return the stored fields of an imported output (the columns of OUTPUT_FIELDS)."""
+    return {
+        "task_id": gold[record.task_id].pk,
+        "repeat_index": record.repeat,
+        "status": (OutputStatus.FAILED if record.failed else OutputStatus.SUCCEEDED).value,
+        "text": record.text,
+        "cited_chunk_ids": list(record.cited_chunk_ids),
+        "prompt_tokens": record.prompt_tokens,
+        "completion_tokens": record.completion_tokens,
+        "cost_usd": record.cost_usd,
+        "latency_ms": record.latency_ms,
+        "generation_seconds": record.generation_seconds,
+        "attempts": 1,
+        "success": record.success,
+        "error": record.error,
+    }
+
+
+def _outputs_insert(run: Run, outputs: list[dict[str, Any]]) -> list[int]:
+    """Write the outputs of ``run``; return their primary keys in order.
+
+    PostgreSQL: ids drawn from the table's sequence, then one COPY; elsewhere a bulk insert
+    that returns the keys (SQLite ≥ 3.35).
+    """
+    if connection.vendor == "postgresql":
+        pks = ids_reserve(model=Output, count=len(outputs))
+        now = timezone.now()
+        rows_insert(
+            model=Output,
+            columns=("id", "run_id", *OUTPUT_FIELDS, "created_at"),
+            rows=(
+                (
+                    pk,
+                    run.pk,
+                    *(
+                        json.dumps(fields[f]) if f in JSON_FIELDS else fields[f]
+                        for f in OUTPUT_FIELDS
+                    ),
+                    now,
+                )
+                for pk, fields in zip(pks, outputs, strict=True)
+            ),
+        )
+        return pks
+    created = Output.objects.bulk_create(
+        [Output(run=run, **fields) for fields in outputs], batch_size=OUTPUT_BATCH
+    )
+    if created and created[0].pk is None:
+        raise RuntimeError(
+            "the database did not return primary keys from a bulk insert; output import "
+            "needs PostgreSQL or SQLite 3.35 or later"
+        )
+    return [output.pk for output in created]
 
 
 def run_sources_payload(configuration: Configuration, task_set: TaskSet) -> dict[str, Any]:

@@ -535,7 +535,7 @@ def test_a_bad_last_line_after_batches_were_written_leaves_nothing(
     assert not AuditEntry.objects.filter(action="run.import").exists()
 
 
-def test_units_are_written_by_copy_on_postgresql_and_one_insert_per_batch_on_sqlite(
+def test_outputs_and_units_are_written_by_copy_on_postgresql_and_in_bulk_on_sqlite(
     runs_world, monkeypatch
 ):
     monkeypatch.setattr("runs.services.outputs.OUTPUT_BATCH", 4)
@@ -543,7 +543,9 @@ def test_units_are_written_by_copy_on_postgresql_and_one_insert_per_batch_on_sql
     with CaptureQueriesContext(connection) as queries:
         run = import_file(runs_world, data)
     unit_writes = [q["sql"] for q in queries if '"runs_unit"' in q["sql"]]
+    output_writes = [q["sql"] for q in queries if q["sql"].startswith('COPY "runs_output"')]
     if connection.vendor == "postgresql":
+        assert len(output_writes) == 3  # outputs too, with ids drawn from their sequence
         assert all(sql.startswith('COPY "runs_unit"') for sql in unit_writes), unit_writes
     else:
         # Django records an executemany as "N times: INSERT …": one statement, N rows.
