@@ -203,12 +203,12 @@ def output_import(
     return run
 
 
-def segmenter_from_settings() -> Segmenter:
+def segmenter_from_settings(*, min_chars: int | None = None) -> Segmenter:
     """Return the segmenter of ``SEGMENT_PROCESSES`` worker processes (unset: one per core)."""
     processes = getattr(settings, "SEGMENT_PROCESSES", None)
     if processes is not None and (isinstance(processes, bool) or processes < 0):
         raise ImproperlyConfigured(f"SEGMENT_PROCESSES must be ≥ 0 or unset, got {processes!r}")
-    return Segmenter(processes)
+    return Segmenter(processes, min_chars=min_chars)
 
 
 def units_insert(*, output_pks: Sequence[int], rows: Sequence[Sequence[UnitRow]]) -> int:

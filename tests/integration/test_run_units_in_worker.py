@@ -1,11 +1,11 @@
-"""A prefork Celery worker splits a run's outputs in its own pool of processes.
+"""A prefork Celery worker starts its pool of splitting processes and stores the right units.
 
 A real worker (``--pool=prefork``, one child, the filesystem broker) executes a run against
-the fake provider, whose answers are long enough that every batch goes to the splitting
-processes (runs/segment_pool.py). The run completes with the units of each output exactly
-those that splitting it here gives, the child has started its forkserver, and the log shows
-no fallback to splitting in the child. Needs PostgreSQL (the worker and the test share the
-test database).
+the fake provider with long answers. Billiard's children are daemonic and carry a key the
+standard library refuses: the child must still start its splitting processes
+(runs/segment_pool.py, started at worker start by runs/tasks.py), the log must show no
+fallback, and the run completes with the units of each output exactly those that splitting
+it here gives. Needs PostgreSQL (the worker and the test share the test database).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def descendants(pid: int) -> list[str]:
     return found
 
 
-def test_a_prefork_worker_splits_outputs_in_its_pool_and_stores_the_same_units(tmp_path):
+def test_a_prefork_worker_starts_its_splitting_pool_and_stores_the_same_units(tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("the worker process shares the test database: needs PostgreSQL")
     var_dir = tmp_path / "var"

@@ -211,7 +211,7 @@ def test_a_runs_units_split_in_worker_processes_are_those_split_here(
     runs_world, server, settings, monkeypatch, processes
 ):
     settings.SEGMENT_PROCESSES = processes
-    monkeypatch.setattr("runs.segment_pool.DEFAULT_MIN_CHARS", 0)  # every batch to the pool
+    monkeypatch.setattr("runs.services.runs.RUN_SPLIT_MIN_CHARS", 0)  # every batch to the pool
     monkeypatch.setattr("runs.services.runs.WRITE_BATCH", 7)
     run = create(runs_world, fake_sigma(runs_world, server), repeats=2)
     server.script(Fault.server_error(400))  # a failed output: no units
