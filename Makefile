@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard bench-pages bench-load docs-previews docs-screenshots lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard bench-pages bench-decisions bench-load docs-previews docs-screenshots lint format
 
 setup: system-packages venv migrate
 
@@ -72,8 +72,11 @@ bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
 	$(PY) -m bench.cases_runs
+	$(PY) -m bench.cases_import
+	$(PY) -m bench.cases_import --database $(BENCH_IMPORT_DATABASE)
 	$(PY) -m bench.cases_scorecard
 	$(PY) -m bench.cases_pages
+	$(PY) -m bench.cases_decisions
 	$(PY) -m bench.cases_sequential
 
 # inspect_ai, the executor benchmark's peer, lives in its own environment (it pins boto3).
@@ -82,7 +85,6 @@ bench: venv .venv-inspect/.installed
 	.venv-inspect/bin/pip install -q -r bench/requirements-inspect.txt
 	@touch $@
 
-# Task-set import at 20,000 and 100,000 lines: wall time and peak memory (a few minutes).
 # PNG previews of the first two pages of the demo's scorecard PDFs (run `make demo` first).
 docs-previews:
 	@for sigma in gemini-2-5 llama-4; do for page in 1 2; do \
@@ -107,6 +109,11 @@ bench-scorecard: venv
 bench-pages: venv
 	$(PY) -m bench.cases_pages
 
+# Recording a decision at 1,000, 2,000 and 10,000 outputs (the example tiled), beside reading
+# the run's evidence once (a few minutes).
+bench-decisions: venv
+	$(PY) -m bench.cases_decisions
+
 # 50 graders autosaving against gunicorn (production settings) on PostgreSQL, at one save per
 # grader every 2 s and at saturation, for three gunicorn configurations (about 3 minutes; its own
 # database, dropped at the end). LOAD_ARGS passes options: LOAD_ARGS="--pace-seconds 120".
@@ -114,7 +121,12 @@ LOAD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ev_load
 bench-load: venv
 	$(PY) -m bench.load_graders --database-url $(LOAD_DATABASE_URL) $(LOAD_ARGS)
 
+# Output import (20,000 outputs) beside its floors on SQLite and PostgreSQL, and at ~1M units;
+# then task-set import at 20,000 and 100,000 lines. Each takes several minutes.
+BENCH_IMPORT_DATABASE ?= postgres://postgres@127.0.0.1:5432/ev_bench_import
 bench-import: venv
+	$(PY) -m bench.cases_import
+	$(PY) -m bench.cases_import --database $(BENCH_IMPORT_DATABASE)
 	$(PY) -m bench.task_import_memory
 
 lint: static

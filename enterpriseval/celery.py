@@ -3,7 +3,8 @@
 A worker imports the model clients (litellm with its offline cost map, aiohttp, redis's
 asyncio client) when it starts — in the parent before the pool forks, so every child has
 them, and again in each child for pools that do not fork — never on the clock of a run's
-first chunk (litellm alone takes seconds to import).
+first chunk (litellm alone takes seconds to import). Each child also starts its pool of
+sentence-splitting processes then (runs/tasks.py).
 """
 
 import importlib

@@ -298,6 +298,9 @@ RUN_SLOTS_REDIS_URL = env.str(
     default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
 )
 RUN_PROCESS_MAX_IN_FLIGHT = env.int("RUN_PROCESS_MAX_IN_FLIGHT", default=128)
+# Worker processes that split outputs into sentences (imports, runs); empty: one per core,
+# 0: split in the process that writes (runs/segment_pool.py).
+SEGMENT_PROCESSES = env.int("SEGMENT_PROCESSES", default=None)
 # The LLM judge's calls in flight when a judging names no concurrency.
 JUDGE_LLM_CONCURRENCY = env.int("JUDGE_LLM_CONCURRENCY", default=32)
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=MODE == "test")

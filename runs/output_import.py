@@ -2,7 +2,8 @@
 
 Pure: no Django import. :class:`OutputFileReader` reads a binary file object one line at a
 time (never the whole file), checks each line against the tasks of the run's split, yields
-each valid output as an :class:`OutputRecord` (already split into sentences), collects
+each valid output as an :class:`OutputRecord` (not split into sentences: the caller splits
+many at once, runs/segment_pool.py), collects
 every problem as a :class:`~enterpriseval.jsonl.LineError` naming the line and the field,
 and hashes the bytes as they pass.
 
@@ -32,7 +33,7 @@ from enterpriseval.jsonl import (
     unstorable_text,
 )
 from enterpriseval.values import json_kind, json_shown
-from runs.segment import Sentence, cited_chunk_ids, split_sentences
+from runs.segment import cited_chunk_ids
 from runs.trajectory import trajectory_problems
 
 FIELDS = (
@@ -66,7 +67,6 @@ class OutputRecord:
     task_id: str
     repeat: int
     text: str
-    sentences: tuple[Sentence, ...]
     cited_chunk_ids: tuple[str, ...]
     prompt_tokens: int | None
     completion_tokens: int | None
@@ -201,7 +201,6 @@ class OutputFileReader(JsonlReader[OutputRecord]):
             task_id=task_id,
             repeat=repeat,
             text=text,
-            sentences=tuple(split_sentences(text)) if text else (),
             cited_chunk_ids=explicit if explicit is not None else inline,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,

@@ -1,10 +1,15 @@
-"""Celery tasks of the runs app (thin: each calls one service)."""
+"""Celery tasks of the runs app (thin: each calls one service), and the worker's start-up."""
 
 from __future__ import annotations
 
+import threading
+from multiprocessing import process as mp_process
+
 from celery import shared_task
+from celery.signals import worker_process_init
 
 from runs.services.judging import run_judge_execute
+from runs.services.outputs import segmenter_from_settings
 from runs.services.runs import run_execute_chunk
 
 
@@ -32,3 +37,22 @@ def run_judge_task(judging_id: int) -> dict[str, object]:
         "outputs_judged": judging.outputs_judged,
         "outputs_failed": judging.outputs_failed,
     }
+
+
+@worker_process_init.connect
+def start_segmenter(**_: object) -> None:
+    """Start this worker process's sentence-splitting processes now, not in a run's chunk.
+
+    In a thread: the child must report ready within ``worker_proc_alive_timeout`` (4 s).
+    """
+    # A prefork child's multiprocessing state is billiard's: a daemonic process, which may
+    # not start children, with a key type the standard library refuses to send to its
+    # forkserver. The splitting processes outlive nothing (they exit when their parent's
+    # pipes close), so the child's state is made one the standard library accepts.
+    config = mp_process.current_process()._config  # type: ignore[attr-defined]
+    config["daemon"] = False
+    config["authkey"] = mp_process.AuthenticationString(bytes(config["authkey"]))
+    config.setdefault("semprefix", "/mp")
+    threading.Thread(
+        target=segmenter_from_settings().warm, name="segmenter-warm", daemon=True
+    ).start()

@@ -29,6 +29,7 @@ PURE_MODULES = [
     "runs.prompting",
     "runs.executor",
     "runs.segment",
+    "runs.segment_pool",
     "runs.slots",
     "runs.output_import",
     "runs.trajectory",

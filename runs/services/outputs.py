@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, BinaryIO
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -31,17 +35,38 @@ from charters.models.tasks import Split
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
 from charters.validation import LABEL_METRICS
+from enterpriseval.bulk import ids_reserve, rows_insert
 from enterpriseval.errors import ServiceError
 from enterpriseval.jsonl import DEFAULT_MAX_ERRORS
 from enterpriseval.limits import UploadKind, upload_stream
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus, Trajectory, Unit
 from runs.output_import import OutputFileReader, OutputRecord
-from runs.segment import UnitSpec, build_units, units_from_sentences
+from runs.segment_pool import PendingUnits, Segmenter, SegmentJob, UnitRow
 
 IMPORT_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 MAX_REPEATS = 100
 OUTPUT_BATCH = 500
-UNIT_BATCH = 5000
+PENDING_BATCHES = 4
+# The columns an import writes besides id, run and created_at, in _output_fields's order.
+OUTPUT_FIELDS = (
+    "task_id",
+    "repeat_index",
+    "status",
+    "text",
+    "cited_chunk_ids",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "latency_ms",
+    "generation_seconds",
+    "attempts",
+    "success",
+    "label",
+    "label_error",
+    "error",
+)
+JSON_FIELDS = frozenset({"cited_chunk_ids"})
+UNIT_COLUMNS = ("output_id", "kind", "key", "position", "text", "ref_id", "sentence_position")
 MAX_LISTED_ERRORS = DEFAULT_MAX_ERRORS
 MAX_RUN_COST = Decimal("99999999.999999")
 
@@ -70,7 +95,10 @@ def output_import(
     All or nothing, in one transaction: the file is read once, a line at a time; outputs,
     their trajectories and their units are written in batches while every line so far is
     valid; if any line is bad, nothing is kept and the ServiceError lists every bad line
-    (line, field, message). Moves the use case to stage 4 (run).
+    (line, field, message). Each batch is split into sentences in the segmenter's worker
+    processes while the next lines are read; up to ``PENDING_BATCHES`` batches wait to be
+    written, so memory stays bounded whatever the file's length. Moves the use case to
+    stage 4 (run).
     """
     require_role(actor, use_case, IMPORT_ROLES)
     _check_run_inputs(use_case, configuration, task_set, split, repeats)
@@ -109,20 +137,31 @@ def output_import(
         max_errors=MAX_LISTED_ERRORS,
     )
     totals = _Totals()
+    segmenter = segmenter_from_settings()
+    # Batches being split in the segmenter's processes while the next lines are read.
+    pending: deque[tuple[list[OutputRecord], PendingUnits]] = deque()
     batch: list[OutputRecord] = []
     for record in reader:
         if reader.has_errors:
             batch.clear()  # nothing more is written; the transaction will roll back
+            _drop(pending)
             continue
         batch.append(record)
         if len(batch) == OUTPUT_BATCH:
-            _write_batch(run, batch, gold, totals)
-            batch.clear()
+            pending.append((batch, segmenter.submit(_jobs(batch, gold))))
+            batch = []
+            if len(pending) > PENDING_BATCHES:
+                records, units = pending.popleft()
+                _write_batch(run, records, units.result(), gold, totals)
     report = reader.report()
     if not report.ok:
+        _drop(pending)
         raise ServiceError(report.refusal(filename), field="file", details=report.details())
     if batch:
-        _write_batch(run, batch, gold, totals)
+        pending.append((batch, segmenter.submit(_jobs(batch, gold))))
+    while pending:
+        records, units = pending.popleft()
+        _write_batch(run, records, units.result(), gold, totals)
     if totals.cost > MAX_RUN_COST:
         raise ServiceError(
             f"{filename}: the outputs cost {totals.cost} US dollars in all, more than a run "
@@ -179,37 +218,29 @@ def output_import(
     return run
 
 
-@transaction.atomic
-def units_build(*, outputs: Sequence[Output]) -> int:
-    """Create the units of every output that has none yet; return how many were created.
+def segmenter_from_settings(*, min_chars: int | None = None) -> Segmenter:
+    """Return the segmenter of ``SEGMENT_PROCESSES`` worker processes (unset: one per core)."""
+    processes = getattr(settings, "SEGMENT_PROCESSES", None)
+    if processes is not None and (isinstance(processes, bool) or processes < 0):
+        raise ImproperlyConfigured(f"SEGMENT_PROCESSES must be ≥ 0 or unset, got {processes!r}")
+    return Segmenter(processes, min_chars=min_chars)
 
-    Idempotent: an output that already has units is skipped, so calling it again (a
-    retried task, a second worker) creates nothing twice. Three queries plus the inserts,
-    whatever the number of outputs.
+
+def units_insert(*, output_pks: Sequence[int], rows: Sequence[Sequence[UnitRow]]) -> int:
+    """Write the units of each output (``rows[i]`` of ``output_pks[i]``); return how many.
+
+    COPY on PostgreSQL, one INSERT statement on SQLite (enterpriseval.bulk): the rows go
+    straight from the segmenter's tuples to the database, no model instance per unit.
     """
-    if not outputs:
-        return 0
-    done = set(
-        Unit.objects.filter(output__in=[o.pk for o in outputs])
-        .values_list("output_id", flat=True)
-        .distinct()
+    return rows_insert(
+        model=Unit,
+        columns=UNIT_COLUMNS,
+        rows=(
+            (output_pk, *row)
+            for output_pk, output_rows in zip(output_pks, rows, strict=True)
+            for row in output_rows
+        ),
     )
-    pending = [output for output in outputs if output.pk not in done]
-    if not pending:
-        return 0
-    gold = _gold_of({output.task_id for output in pending})
-    units = [
-        _unit(output.pk, spec)
-        for output in pending
-        for spec in build_units(
-            output.text,
-            key_element_ids=gold[output.task_id].key_element_ids,
-            guidance_item_ids=gold[output.task_id].guidance_item_ids,
-        )
-    ]
-    # ignore_conflicts: a concurrent call that built the same output's units first wins.
-    Unit.objects.bulk_create(units, batch_size=UNIT_BATCH, ignore_conflicts=True)
-    return len(units)
 
 
 @dataclass
@@ -345,56 +376,41 @@ def _gold_of(
     return {pk: _TaskGold(pk, tuple(elements[pk]), tuple(items[pk])) for pk in pks}
 
 
-def _write_batch(
-    run: Run, records: list[OutputRecord], gold: dict[str, _TaskGold], totals: _Totals
-) -> None:
-    outputs = Output.objects.bulk_create(
-        [
-            Output(
-                run=run,
-                task_id=gold[record.task_id].pk,
-                repeat_index=record.repeat,
-                status=OutputStatus.FAILED if record.failed else OutputStatus.SUCCEEDED,
-                text=record.text,
-                cited_chunk_ids=list(record.cited_chunk_ids),
-                prompt_tokens=record.prompt_tokens,
-                completion_tokens=record.completion_tokens,
-                cost_usd=record.cost_usd,
-                latency_ms=record.latency_ms,
-                generation_seconds=record.generation_seconds,
-                success=record.success,
-                label=record.label,
-                error=record.error,
-            )
-            for record in records
-        ],
-        batch_size=OUTPUT_BATCH,
-    )
-    # PostgreSQL and SQLite ≥ 3.35 return the new primary keys from a bulk insert.
-    if outputs[0].pk is None:
-        raise RuntimeError(
-            "the database did not return primary keys from a bulk insert; output import "
-            "needs PostgreSQL or SQLite 3.35 or later"
+def _jobs(records: list[OutputRecord], gold: dict[str, _TaskGold]) -> list[SegmentJob]:
+    return [
+        (
+            record.text,
+            gold[record.task_id].key_element_ids,
+            gold[record.task_id].guidance_item_ids,
         )
+        for record in records
+    ]
+
+
+def _drop(pending: deque[tuple[list[OutputRecord], PendingUnits]]) -> None:
+    for _records, units in pending:
+        units.cancel()
+    pending.clear()
+
+
+def _write_batch(
+    run: Run,
+    records: list[OutputRecord],
+    unit_rows: list[list[UnitRow]],
+    gold: dict[str, _TaskGold],
+    totals: _Totals,
+) -> None:
+    pks = _outputs_insert(run, [_output_fields(record, gold) for record in records])
     trajectories = [
-        Trajectory(output_id=output.pk, record=record.trajectory)
-        for output, record in zip(outputs, records, strict=True)
+        Trajectory(output_id=pk, record=record.trajectory)
+        for pk, record in zip(pks, records, strict=True)
         if record.trajectory is not None
     ]
     Trajectory.objects.bulk_create(trajectories, batch_size=OUTPUT_BATCH)
-    units = [
-        _unit(output.pk, spec)
-        for output, record in zip(outputs, records, strict=True)
-        for spec in units_from_sentences(
-            record.sentences,
-            key_element_ids=gold[record.task_id].key_element_ids,
-            guidance_item_ids=gold[record.task_id].guidance_item_ids,
-        )
-    ]
-    Unit.objects.bulk_create(units, batch_size=UNIT_BATCH)
+    units = units_insert(output_pks=pks, rows=unit_rows)
     totals.outputs += len(records)
     totals.failed += sum(record.failed for record in records)
-    totals.units += len(units)
+    totals.units += units
     totals.trajectories += len(trajectories)
     totals.labelled += sum(record.label is not None for record in records)
     for record in records:
@@ -404,16 +420,62 @@ def _write_batch(
             totals.cost += record.cost_usd
 
 
-def _unit(output_pk: int, spec: UnitSpec) -> Unit:
-    return Unit(
-        output_id=output_pk,
-        kind=spec.kind,
-        key=spec.key,
-        position=spec.position,
-        text=spec.text,
-        ref_id=spec.ref_id,
-        sentence_position=spec.sentence_position,
+def _output_fields(record: OutputRecord, gold: dict[str, _TaskGold]) -> dict[str, Any]:
+    """Return the stored fields of an imported output (the columns of OUTPUT_FIELDS)."""
+    return {
+        "task_id": gold[record.task_id].pk,
+        "repeat_index": record.repeat,
+        "status": (OutputStatus.FAILED if record.failed else OutputStatus.SUCCEEDED).value,
+        "text": record.text,
+        "cited_chunk_ids": list(record.cited_chunk_ids),
+        "prompt_tokens": record.prompt_tokens,
+        "completion_tokens": record.completion_tokens,
+        "cost_usd": record.cost_usd,
+        "latency_ms": record.latency_ms,
+        "generation_seconds": record.generation_seconds,
+        "attempts": 1,
+        "success": record.success,
+        "label": record.label,
+        "label_error": None,
+        "error": record.error,
+    }
+
+
+def _outputs_insert(run: Run, outputs: list[dict[str, Any]]) -> list[int]:
+    """Write the outputs of ``run``; return their primary keys in order.
+
+    PostgreSQL: ids drawn from the table's sequence, then one COPY; elsewhere a bulk insert
+    that returns the keys (SQLite ≥ 3.35).
+    """
+    if connection.vendor == "postgresql":
+        pks = ids_reserve(model=Output, count=len(outputs))
+        now = timezone.now()
+        rows_insert(
+            model=Output,
+            columns=("id", "run_id", *OUTPUT_FIELDS, "created_at"),
+            rows=(
+                (
+                    pk,
+                    run.pk,
+                    *(
+                        json.dumps(fields[f]) if f in JSON_FIELDS else fields[f]
+                        for f in OUTPUT_FIELDS
+                    ),
+                    now,
+                )
+                for pk, fields in zip(pks, outputs, strict=True)
+            ),
+        )
+        return pks
+    created = Output.objects.bulk_create(
+        [Output(run=run, **fields) for fields in outputs], batch_size=OUTPUT_BATCH
     )
+    if created and created[0].pk is None:
+        raise RuntimeError(
+            "the database did not return primary keys from a bulk insert; output import "
+            "needs PostgreSQL or SQLite 3.35 or later"
+        )
+    return [output.pk for output in created]
 
 
 def run_sources_payload(configuration: Configuration, task_set: TaskSet) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 from django.core.exceptions import PermissionDenied
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditEntry
@@ -21,7 +21,8 @@ from enterpriseval.errors import ServiceError
 from runs.models import Output, Run, RunMode, RunStatus, Trajectory, Unit
 from runs.output_import import OutputFileReader
 from runs.segment import build_units
-from runs.services.outputs import output_import, units_build
+from runs.services import outputs as outputs_module
+from runs.services.outputs import output_import
 
 # A small catalogue for the pure reader: two tasks of the split, one task elsewhere.
 TASKS = {"t1": frozenset({"c1", "c2"}), "t2": frozenset({"c3"})}
@@ -75,13 +76,12 @@ def test_a_good_file_yields_every_output_with_its_fields():
     first, second, third = records
     assert (first.line, first.task_id, first.repeat) == (1, "t1", 0)
     assert first.cited_chunk_ids == ("c1", "c2")  # from the inline citations, in order
-    assert [s.cited_chunk_ids for s in first.sentences] == [("c1",), ("c2", "c1")]
     assert (first.prompt_tokens, first.completion_tokens, first.latency_ms) == (812, 64, 1450)
     assert first.cost_usd == Decimal("0.012346")  # six decimal places, half to even
     assert first.generation_seconds == 1.45 and first.success is True
     assert first.trajectory == TRAJECTORY and not first.failed
     assert second.repeat == 1 and second.cited_chunk_ids == ("c1",)  # the explicit list wins
-    assert third.failed and third.text == "" and third.sentences == ()
+    assert third.failed and third.text == ""
     assert third.error == "timeout after 60 s" and third.cost_usd is None
 
 
@@ -461,33 +461,110 @@ def test_a_configuration_of_another_use_case_is_refused(runs_world):
     assert raised.value.field == "configuration"
 
 
-def test_units_build_creates_the_units_of_outputs_without_them_once(runs_world, triggers_lifted):
-    run = import_file(runs_world, jsonl(*(output_line(t) for t in runs_world.tasks()[:4])))
-    outputs = list(Output.objects.filter(run=run).order_by("pk"))
-    expected = {
-        o.pk: [
-            u.key
-            for u in build_units(
-                o.text,
-                key_element_ids=list(o.task.key_elements.values_list("element_id", flat=True)),
-                guidance_item_ids=list(o.task.guidance_items.values_list("item_id", flat=True)),
-            )
-        ]
-        for o in outputs
-    }
-    # Units are immutable (audit/db_guards.py): remove two outputs' units as if never built.
-    with triggers_lifted("runs_unit"):
-        Unit.objects.filter(output__in=outputs[2:]).delete()
-    with CaptureQueriesContext(connection) as queries:
-        created = units_build(outputs=outputs)
-    assert created == len(expected[outputs[2].pk]) + len(expected[outputs[3].pk])
-    assert len(queries) <= 8  # existing units, key elements, guidance items, inserts
-    for output in outputs:
-        assert sorted(Unit.objects.filter(output=output).values_list("key", flat=True)) == sorted(
-            expected[output.pk]
+def expected_units(output) -> list[tuple]:
+    """The units of ``output`` split here, in this process (the reference)."""
+    return sorted(
+        (u.kind, u.key, u.position, u.text, u.ref_id, u.sentence_position)
+        for u in build_units(
+            output.text,
+            key_element_ids=list(output.task.key_elements.values_list("element_id", flat=True)),
+            guidance_item_ids=list(output.task.guidance_items.values_list("item_id", flat=True)),
         )
-    assert units_build(outputs=outputs) == 0
-    assert units_build(outputs=[]) == 0
+    )
+
+
+def stored_units(output) -> list[tuple]:
+    return sorted(
+        Unit.objects.filter(output=output).values_list(
+            "kind", "key", "position", "text", "ref_id", "sentence_position"
+        )
+    )
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+def test_units_split_in_worker_processes_are_those_split_in_this_one(
+    runs_world, settings, monkeypatch, processes
+):
+    settings.SEGMENT_PROCESSES = processes
+    monkeypatch.setattr("runs.segment_pool.DEFAULT_MIN_CHARS", 0)  # every batch to the pool
+    monkeypatch.setattr("runs.services.outputs.OUTPUT_BATCH", 7)
+    monkeypatch.setattr("runs.services.outputs.PENDING_BATCHES", 2)
+    tasks = runs_world.tasks()
+    lines = [output_line(t, r) for t in tasks[:20] for r in range(2)]
+    for n, (task, line) in enumerate(zip(tasks[:20], lines[::2], strict=True)):
+        if n % 3 == 0:  # some longer outputs, with lists and an abbreviation pysbd splits at
+            chunk = task.source_chunks.all()[0].chunk_id
+            line["text"] += f"\n\n- Item {n} approx. 3.2x [{chunk}].\n- Second item."
+    lines[3] = {"task_id": tasks[1].external_id, "repeat": 1, "error": "timeout", "text": ""}
+    run = import_file(runs_world, jsonl(*lines))
+    outputs = list(Output.objects.filter(run=run).select_related("task").order_by("pk"))
+    assert [(o.task.external_id, o.repeat_index) for o in outputs] == [
+        (line["task_id"], line["repeat"]) for line in lines
+    ]
+    for output in outputs:
+        assert stored_units(output) == expected_units(output), output
+    assert run.items_done == 40 and Unit.objects.count() == sum(
+        len(expected_units(o)) for o in outputs
+    )
+
+
+def test_a_bad_last_line_after_batches_were_written_leaves_nothing(
+    runs_world, settings, monkeypatch
+):
+    settings.SEGMENT_PROCESSES = 2
+    monkeypatch.setattr("runs.segment_pool.DEFAULT_MIN_CHARS", 0)
+    monkeypatch.setattr("runs.services.outputs.OUTPUT_BATCH", 5)
+    monkeypatch.setattr("runs.services.outputs.PENDING_BATCHES", 0)  # write every batch at once
+    written: list[int] = []
+    write_batch = outputs_module._write_batch
+
+    def recording(run, records, *args):
+        write_batch(run, records, *args)
+        written.append(Unit.objects.filter(output__run=run).count())
+
+    monkeypatch.setattr("runs.services.outputs._write_batch", recording)
+    tasks = runs_world.tasks()
+    data = jsonl(
+        *(output_line(t) for t in tasks[:30]), {"task_id": tasks[0].external_id, "repeat": 1}
+    )
+    with pytest.raises(ServiceError) as raised:
+        import_file(runs_world, data)
+    assert len(written) == 6 and written[-1] > 0  # units were written, then rolled back
+    assert [(d["line"], d["field"]) for d in raised.value.details] == [(31, "text")]
+    assert (Run.objects.count(), Output.objects.count(), Unit.objects.count()) == (0, 0, 0)
+    assert not AuditEntry.objects.filter(action="run.import").exists()
+
+
+def test_outputs_and_units_are_written_by_copy_on_postgresql_and_in_bulk_on_sqlite(
+    runs_world, monkeypatch
+):
+    monkeypatch.setattr("runs.services.outputs.OUTPUT_BATCH", 4)
+    data = jsonl(*(output_line(t) for t in runs_world.tasks()[:10]))
+    with CaptureQueriesContext(connection) as queries:
+        run = import_file(runs_world, data)
+    unit_writes = [q["sql"] for q in queries if '"runs_unit"' in q["sql"]]
+    output_writes = [q["sql"] for q in queries if q["sql"].startswith('COPY "runs_output"')]
+    if connection.vendor == "postgresql":
+        assert len(output_writes) == 3  # outputs too, with ids drawn from their sequence
+        assert all(sql.startswith('COPY "runs_unit"') for sql in unit_writes), unit_writes
+    else:
+        # Django records an executemany as "N times: INSERT …": one statement, N rows.
+        assert all(' times: INSERT INTO "runs_unit"' in sql for sql in unit_writes), unit_writes
+    assert len(unit_writes) == 3  # batches of 4, 4 and 2 outputs
+    outputs = Output.objects.filter(run=run).select_related("task")
+    assert Unit.objects.filter(output__run=run).count() == sum(
+        len(expected_units(o)) for o in outputs
+    )
+
+
+def test_imported_units_are_refused_any_change_by_the_database(runs_world):
+    run = import_file(runs_world, jsonl(output_line(runs_world.tasks()[0])))
+    unit = Unit.objects.filter(output__run=run).first()
+    with pytest.raises(DatabaseError), transaction.atomic():
+        Unit.objects.filter(pk=unit.pk).update(text="rewritten")
+    with pytest.raises(DatabaseError), transaction.atomic():
+        Unit.objects.filter(pk=unit.pk)._raw_delete(connection.alias)
+    assert Unit.objects.get(pk=unit.pk).text == unit.text
 
 
 @pytest.mark.slow

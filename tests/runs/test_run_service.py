@@ -17,6 +17,7 @@ from demo.testing.fakellm import FakeLLMServer, Fault
 from enterpriseval.errors import ConflictError, ServiceError
 from runs.executor import load_litellm
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus, Unit
+from runs.segment import build_units
 from runs.services.runs import run_create, run_execute_chunk, run_start
 
 SIGMA_FILE = (
@@ -203,6 +204,43 @@ def test_outputs_keep_text_citations_tokens_latency_and_get_their_units(runs_wor
     assert "[chunk-id]" in request["messages"][0]["content"]
     assert request["messages"][-1]["content"].startswith(f"Task {task.external_id}: ")
     assert request["messages"][-1]["content"].count("\n[") == 2  # top_k = 2
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+def test_a_runs_units_split_in_worker_processes_are_those_split_here(
+    runs_world, server, settings, monkeypatch, processes
+):
+    settings.SEGMENT_PROCESSES = processes
+    monkeypatch.setattr("runs.services.runs.RUN_SPLIT_MIN_CHARS", 0)  # every batch to the pool
+    monkeypatch.setattr("runs.services.runs.WRITE_BATCH", 7)
+    run = create(runs_world, fake_sigma(runs_world, server), repeats=2)
+    server.script(Fault.server_error(400))  # a failed output: no units
+    result = run_execute_chunk(run_id=run.pk, task_pks=graded_pks(runs_world)[:20])
+    assert (result.written, result.failed) == (40, 1)
+    run.refresh_from_db()
+    assert run.items_done == 40
+    for output in Output.objects.filter(run=run).select_related("task"):
+        stored = sorted(
+            Unit.objects.filter(output=output).values_list(
+                "kind", "key", "position", "text", "ref_id", "sentence_position"
+            )
+        )
+        if output.status == OutputStatus.FAILED:
+            assert stored == []
+            continue
+        task = output.task
+        assert stored == sorted(
+            (u.kind, u.key, u.position, u.text, u.ref_id, u.sentence_position)
+            for u in build_units(
+                output.text,
+                key_element_ids=list(
+                    task.key_elements.order_by("pk").values_list("element_id", flat=True)
+                ),
+                guidance_item_ids=list(
+                    task.guidance_items.order_by("pk").values_list("item_id", flat=True)
+                ),
+            )
+        )
 
 
 def test_failed_calls_are_recorded_as_failed_outputs_with_the_reason(runs_world, server):
