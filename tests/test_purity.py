@@ -39,6 +39,8 @@ PURE_MODULES = [
     "grading.agreement",
     "grading.grade_io",
     "grading.adjudication_io",
+    "grading.sequential",
+    "grading.sequence_plot",
     "metrics.estimate",
     "metrics.task_estimators",
     "metrics.unit_estimators",

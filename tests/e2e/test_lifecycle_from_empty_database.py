@@ -226,6 +226,9 @@ def owner_writes_the_charter(people: Browser, page) -> None:
                 "Not gated at the first evaluation of Use Case A; reported beside the gate."
             )
     page.fill("input[name=repeats_k]", "4")
+    # Success of a control judgement: every key element present, by the judge (SPEC §4.1);
+    # producing an output is completion, not success.
+    page.select_option("select[name=success_rule]", "key_elements_present")
     page.fill(
         "textarea[name=baseline]",
         "Issue QA analysts read each control against the standard and write the judgement "

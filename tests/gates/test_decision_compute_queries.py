@@ -20,7 +20,7 @@ from runs.models import Output, Run
 
 #: Queries of one decision on the decidable world (the session's reads, the evidence, the
 #: record with its audit entry). A change here is a change in how a decision reads.
-DECISION_CREATE = 67
+DECISION_CREATE = 73
 
 
 def _record(world, judge) -> int:
