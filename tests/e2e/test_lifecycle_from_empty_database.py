@@ -411,7 +411,8 @@ def adjudicator_settles_in_bulk(people: Browser) -> None:
         page.keyboard.press("1")  # the first disputed field: Grader 1's value
         page.keyboard.press("Shift+Digit2")  # every remaining one: Grader 2's
         page.keyboard.press("s")
-        expect(page.locator(".messages")).to_be_visible()
+        # one save for the artefact, then the page with its message (allow for a loaded machine)
+        expect(page.locator(".messages")).to_be_visible(timeout=20_000)
     page.goto(queue)
     expect(pending).to_have_text("0")
     people.shot(page, "adjudication-done")
