@@ -19,8 +19,9 @@ from gates.services import decision_create
 from runs.models import Output, Run
 
 #: Queries of one decision on the decidable world (the session's reads, the evidence, the
-#: record with its audit entry). A change here is a change in how a decision reads.
-DECISION_CREATE = 73
+#: record with its audit entry), by database (PostgreSQL takes a few more for its locks and
+#: guards). A change here is a change in how a decision reads.
+DECISION_CREATE = {"sqlite": 73, "postgresql": 76}
 
 
 def _record(world, judge) -> int:
@@ -44,4 +45,5 @@ def test_a_decision_reads_in_the_same_number_of_queries_at_four_times_the_output
     before = Output.objects.filter(run=run).count()
     small = _record(world, judge)
     assert tile_run(run, original_k=run.repeats, size=4 * before) == 4 * before
-    assert _record(world, judge) == small == DECISION_CREATE
+    assert _record(world, judge) == small
+    assert small == DECISION_CREATE[connection.vendor]
