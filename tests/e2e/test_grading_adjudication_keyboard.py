@@ -37,6 +37,7 @@ def test_the_adjudicator_takes_graders_values_with_the_keyboard(page, sign_in, d
     page.goto(queue)
     expect(page.locator("#adjudication-progress [data-field=pending]")).to_have_text("5")
     page.locator("#adjudicate-next").click()
+    expect(page.locator("#adj-form[data-keyboard=ready]")).to_be_attached()
 
     # The page's own words (not the artefact's text) say nothing of where it came from.
     chrome = " ".join(

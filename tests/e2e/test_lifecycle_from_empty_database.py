@@ -381,6 +381,7 @@ def grader_grades_with_the_keyboard(people: Browser, username: str, dissent: boo
     total = 2 * SAMPLE_PER_SIGMA
     for number in range(1, total + 1):
         expect(page.locator("h1")).to_contain_text(f"Artefact {number} of {total}")
+        expect(page.locator("#ws-form[data-keyboard=ready]")).to_be_attached()
         for key in keys_for(page, dissent):
             page.keyboard.press(key)
         expect(page.locator("#ws-save")).to_have_text("Saved", timeout=10_000)
@@ -406,6 +407,8 @@ def adjudicator_settles_in_bulk(people: Browser) -> None:
     for artefact in range(2 * SAMPLE_PER_SIGMA):
         page.goto(queue)
         page.locator("#adjudicate-next").click()
+        # keys pressed before the page's script has bound them would be lost
+        expect(page.locator("#adj-form[data-keyboard=ready]")).to_be_attached(timeout=20_000)
         if artefact == 0:
             people.shot(page, "adjudication")
         page.keyboard.press("1")  # the first disputed field: Grader 1's value

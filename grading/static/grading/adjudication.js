@@ -194,6 +194,8 @@
     document.addEventListener("keydown", onKey);
     sync();
     if (config.can_adjudicate) focusField(fields[0]);
+    // The keys work from here on (a test or an assistive tool can wait for this marker).
+    form.dataset.keyboard = "ready";
   }
 
   document.addEventListener("DOMContentLoaded", () => {

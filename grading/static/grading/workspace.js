@@ -567,6 +567,8 @@
       const missing = visibleFields(form).find((fieldset) => valueOf(fieldset) === "");
       focusField(missing || visibleFields(form)[0]);
     }
+    // The keys work from here on (a test or an assistive tool can wait for this marker).
+    form.dataset.keyboard = "ready";
   }
 
   document.addEventListener("DOMContentLoaded", () => {
