@@ -7,6 +7,7 @@ pair rule (:func:`threshold_pair_fault`) lives beside the directions it depends 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -38,6 +39,13 @@ SUCCESS_RULES: tuple[str, ...] = (
     SUCCESS_RECORDED,
     SUCCESS_HUMAN_ACCEPTABLE,
 )
+#: The optional rubric fields a charter may ask graders (``rubric_fields``, SPEC §4.1), in
+#: rubric order (the fields themselves are ``grading.rubric``'s): whether the output's label is
+#: correct, which makes classification accuracy human-graded, and "Acceptable as is?", which
+#: the ``human_acceptable`` success rule reads.
+RUBRIC_LABEL_CORRECT = "label_correct"
+RUBRIC_ACCEPTABLE = "acceptable"
+OPTIONAL_RUBRIC_FIELDS: tuple[str, ...] = (RUBRIC_LABEL_CORRECT, RUBRIC_ACCEPTABLE)
 #: pass^k's gated k when the charter names none: 4 when K ≥ 4, else K (SPEC §4).
 DEFAULT_PASS_K = 4
 
@@ -82,6 +90,15 @@ class CatalogueMetric:
     @property
     def human_graded(self) -> bool:
         return "H" in self.grading
+
+    def human_graded_when(self, rubric_fields: Iterable[str]) -> bool:
+        """Return whether the metric rests on human labels under a charter asking
+        ``rubric_fields``: one whose criteria read an optional rubric field (SPEC §4.1) is
+        human-graded only when the charter asks that field."""
+        optional = {c.field for c in self.criteria if c.field in OPTIONAL_RUBRIC_FIELDS}
+        if optional:
+            return self.human_graded and bool(optional & set(rubric_fields))
+        return self.human_graded
 
 
 @cache

@@ -17,12 +17,16 @@ Shape (keys in this order; ``metrics`` in charter order)::
 A metric's ``agreement`` rule is written only when the charter states one: a charter without
 it reads the default (κ/α on the metric's criteria against ``kappa_target``), and its
 canonical JSON, so its hash, is what it was before the field existed.
-    nu_max, confidence, kappa_target, repeats_k, [success_rule], alternative_weights, baseline,
+    nu_max, confidence, kappa_target, repeats_k, [success_rule], [rubric_fields],
+    alternative_weights, baseline,
     measurement_mode, value_inputs, reevaluation_triggers, next_review_date ("YYYY-MM-DD")
 
 Likewise ``success_rule`` (SPEC §4.1: label_equals_gold | key_elements_present | recorded |
 human_acceptable) and a pass^k row's ``k`` (the k gated) are written only when stated, so a
-charter signed before they existed keeps its hash.
+charter signed before they existed keeps its hash. So is ``rubric_fields``: the optional
+rubric fields graders are asked (``label_correct``: classification human-graded;
+``acceptable``: the "Acceptable as is?" grade the ``human_acceptable`` rule reads), in rubric
+order.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from charters.catalogue import (
     AGREEMENT_RULES,
     BIAS_BOUND_RULE,
     KAPPA_RULE,
+    OPTIONAL_RUBRIC_FIELDS,
     SUCCESS_RULES,
     catalogue,
 )
@@ -76,6 +81,7 @@ CONTENT_FIELDS: tuple[str, ...] = (
     "kappa_target",
     "repeats_k",
     "success_rule",
+    "rubric_fields",
     "alternative_weights",
     "baseline",
     "measurement_mode",
@@ -193,6 +199,7 @@ def charter_document(
         "kappa_target": charter.kappa_target,
         "repeats_k": charter.repeats_k,
         **_success_rule(charter),
+        **_rubric_fields(charter),
         "alternative_weights": charter.alternative_weights or {},
         "baseline": charter.baseline,
         "measurement_mode": charter.measurement_mode,
@@ -206,6 +213,12 @@ def _success_rule(charter: CharterLike) -> dict[str, str]:
     """Return ``{success_rule: …}`` when the charter states one, else nothing."""
     rule = getattr(charter, "success_rule", "")
     return {"success_rule": rule} if rule else {}
+
+
+def _rubric_fields(charter: CharterLike) -> dict[str, list[str]]:
+    """Return ``{rubric_fields: […]}`` when the charter asks any optional field, else nothing."""
+    asked = list(getattr(charter, "rubric_fields", None) or [])
+    return {"rubric_fields": asked} if asked else {}
 
 
 def _with_rule(
@@ -332,6 +345,9 @@ def document_normalise(
                 f"expected one of {', '.join(SUCCESS_RULES)} (how one output is judged a "
                 f"success, SPEC §4.1), got {rule!r}",
             )
+    asked = _optional_fields(raw.get("rubric_fields"), reader)
+    if asked:
+        document["rubric_fields"] = asked
     document["alternative_weights"] = _alternatives(raw.get("alternative_weights"), reader)
     document["baseline"] = _string(raw.get("baseline"), "baseline", reader)
     mode = raw.get("measurement_mode")
@@ -414,6 +430,30 @@ def _metrics(raw: Any, reader: _Reader) -> list[dict[str, Any]]:
             metric["grading"] = entry["grading"]
         metrics.append(metric)
     return metrics
+
+
+def _optional_fields(raw: Any, reader: _Reader) -> list[str]:
+    """Read ``rubric_fields``: a list of optional rubric fields, returned in rubric order."""
+    if raw is None or raw == "" or raw == []:
+        return []
+    if isinstance(raw, str):
+        raw = [part.strip() for part in raw.split(",") if part.strip()]
+    if not isinstance(raw, list):
+        reader.error("rubric_fields", f"expected a list of field names, got {type_name(raw)}")
+        return []
+    asked: list[str] = []
+    for n, name in enumerate(raw):
+        if name not in OPTIONAL_RUBRIC_FIELDS:
+            reader.error(
+                f"rubric_fields[{n}]",
+                f"expected one of {', '.join(OPTIONAL_RUBRIC_FIELDS)} (an optional rubric "
+                f"field, SPEC §4.1), got {name!r}",
+            )
+        elif name in asked:
+            reader.error(f"rubric_fields[{n}]", f"{name} is listed twice")
+        else:
+            asked.append(name)
+    return [name for name in OPTIONAL_RUBRIC_FIELDS if name in asked]
 
 
 def _agreement_rule(raw: Any, path: str, metric_id: str, reader: _Reader) -> dict[str, Any] | None:
@@ -687,7 +727,8 @@ def document_from_form(
     ``metric_ids`` are the form's rows in order; row fields are ``<name>-<metric id>``
     (``treatment-hallucination_rate``, ``theta_in-hallucination_rate``, …); the agreement
     rule is ``agreement_rule-<id>`` (empty: the default κ/α) and ``agreement_threshold-<id>``.
-    A row whose treatment is empty is not used. Text areas ``alternative_weights`` and
+    A row whose treatment is empty is not used. Each optional rubric field asked is a
+    checkbox ``rubric_field_<name>``. Text areas ``alternative_weights`` and
     ``value_inputs`` hold YAML; ``reevaluation_triggers`` holds one trigger per line. Every
     value that cannot be read is reported (never dropped silently) and left out of the
     document.
@@ -756,6 +797,9 @@ def document_from_form(
         raw[name] = number(name, name)
     raw["repeats_k"] = number("repeats_k", "repeats_k", whole=True)
     raw["success_rule"] = (fields.get("success_rule") or "").strip() or None
+    raw["rubric_fields"] = [
+        name for name in OPTIONAL_RUBRIC_FIELDS if fields.get(f"rubric_field_{name}")
+    ]
     raw["baseline"] = fields.get("baseline", "")
     raw["measurement_mode"] = fields.get("measurement_mode") or None
     raw["next_review_date"] = (fields.get("next_review_date") or "").strip() or None

@@ -24,6 +24,8 @@ from scipy.stats import norm
 from charters.catalogue import (
     AUTONOMY_LABELS,
     BIAS_BOUND_RULE,
+    RUBRIC_ACCEPTABLE,
+    RUBRIC_LABEL_CORRECT,
     SUCCESS_HUMAN_ACCEPTABLE,
     SUCCESS_KEY_ELEMENTS_PRESENT,
     SUCCESS_LABEL_EQUALS_GOLD,
@@ -226,11 +228,12 @@ def charter_validate(
     gated = _check_metrics(document.get("metrics"), autonomy, report)
     _check_weights(gated, report)
     _check_alternatives(document.get("alternative_weights"), gated, report)
-    _check_intensity(gated, scalars, intensity, report)
+    _check_intensity(gated, scalars, intensity, _asked(document), report)
     _check_planning(gated, scalars.get("confidence"), report)
     _check_value_inputs(document.get("value_inputs"), report)
     _check_governance(document, scalars, today, report)
     _check_success(document, scalars, report)
+    _check_label_grading(document, _metric_entries(document), report)
     _check_supply(document, task_sets, report)
     return report
 
@@ -305,16 +308,11 @@ def _check_success(
         )
         rule = None
     entries = _metric_entries(document)
+    asked = _asked(document)
     for metric_id in SUCCESS_METRICS:
         entry = entries.get(metric_id)
         if entry is not None and rule == SUCCESS_HUMAN_ACCEPTABLE:
-            report.add(
-                "error" if entry.get("treatment") == GATED else "warning",
-                "success_rule",
-                f"{metric_id} reads success by human_acceptable, but this version's rubric asks "
-                "no 'acceptable' grade per output, so it would have no estimate; choose "
-                "label_equals_gold, key_elements_present or recorded",
-            )
+            _check_acceptable(metric_id, entry, asked, report)
             continue
         if entry is None or rule:
             continue
@@ -344,6 +342,61 @@ def _check_success(
             )
 
 
+def _asked(document: Mapping[str, Any]) -> tuple[str, ...]:
+    raw = document.get("rubric_fields") or ()
+    return tuple(name for name in raw if isinstance(name, str))
+
+
+def _check_acceptable(
+    metric_id: str, entry: Mapping[str, Any], asked: Sequence[str], report: ValidationReport
+) -> None:
+    """Success by human_acceptable reads the "Acceptable as is?" grade of every output."""
+    if RUBRIC_ACCEPTABLE not in asked:
+        report.add(
+            "error" if entry.get("treatment") == GATED else "warning",
+            "rubric_fields",
+            f"{metric_id} reads success by human_acceptable, but the charter's rubric_fields "
+            f'does not ask {RUBRIC_ACCEPTABLE!r} ("Acceptable as is?"), so no output\'s success '
+            f"would be known; add {RUBRIC_ACCEPTABLE} to rubric_fields",
+        )
+        return
+    report.add(
+        "info",
+        f"metrics[{metric_id}]",
+        f"{metric_id} by human_acceptable: an output's success is its adjudicated \"Acceptable "
+        'as is?" grade, and an output not graded is unknown (never a success), so the run '
+        "has an estimate only when the grading session grades every output of it, all K "
+        "repeats of each task (a sample of outputs leaves it with no estimate)",
+    )
+
+
+def _check_label_grading(
+    document: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], report: ValidationReport
+) -> None:
+    """A classification metric graded by humans needs the ``label_correct`` field asked."""
+    asked = RUBRIC_LABEL_CORRECT in _asked(document)
+    for metric_id in LABEL_METRICS:
+        entry = entries.get(metric_id)
+        if entry is None:
+            continue
+        grading = entry.get("grading")
+        modes = [grading] if isinstance(grading, str) else grading
+        if isinstance(modes, Sequence) and "H" in modes and not asked:
+            report.add(
+                "error",
+                "rubric_fields",
+                f"{metric_id} is graded by humans (grading H), but the charter's rubric_fields "
+                f'does not ask {RUBRIC_LABEL_CORRECT!r} ("Classification correct?"); add it',
+            )
+    if asked and not any(metric_id in entries for metric_id in LABEL_METRICS):
+        report.add(
+            "warning",
+            "rubric_fields",
+            f"{RUBRIC_LABEL_CORRECT} is asked of graders, but the charter has no classification "
+            "metric (classification_accuracy, classification_macro_f1) to read it",
+        )
+
+
 def _check_supply(
     document: Mapping[str, Any],
     task_sets: Sequence[TaskSetSupply] | None,
@@ -354,11 +407,20 @@ def _check_supply(
         return
     names = ", ".join(supply.name for supply in task_sets)
     entries = _metric_entries(document)
+    human_labels = RUBRIC_LABEL_CORRECT in _asked(document)
     for metric_id in LABEL_METRICS:
         entry = entries.get(metric_id)
         if entry is None or entry.get("treatment") != GATED:
             continue
-        if not any(supply.gold_labels for supply in task_sets):
+        if human_labels and not any(supply.label_set for supply in task_sets):
+            report.add(
+                "error",
+                f"metrics[{metric_id}]",
+                f"{metric_id} graded by humans ({RUBRIC_LABEL_CORRECT}) needs a label_set: the "
+                f"graders are shown each output's label; no task set of the use case declares "
+                f"one ({names})",
+            )
+        elif not human_labels and not any(supply.gold_labels for supply in task_sets):
             report.add(
                 "error",
                 f"metrics[{metric_id}]",
@@ -774,7 +836,11 @@ def _check_alternatives(raw: Any, gated: list[_Gated], report: ValidationReport)
 
 
 def _check_intensity(
-    gated: list[_Gated], scalars: Mapping[str, Any], intensity: int, report: ValidationReport
+    gated: list[_Gated],
+    scalars: Mapping[str, Any],
+    intensity: int,
+    asked: Sequence[str],
+    report: ValidationReport,
 ) -> None:
     repeats = scalars.get("repeats_k")
     if intensity >= 3 and repeats is not None and repeats < MIN_REPEATS_FROM_E3:
@@ -786,7 +852,8 @@ def _check_intensity(
         )
     if intensity >= 2:
         for g in gated:
-            if g.metric.human_graded and g.planned_n is None and g.entry.get("planned_n") is None:
+            human = g.metric.human_graded_when(asked)
+            if human and g.planned_n is None and g.entry.get("planned_n") is None:
                 report.add(
                     "error",
                     f"{g.path}.planned_n",

@@ -416,7 +416,9 @@ def decision_compute(
         study=oversight_study,
         evidence_source=source,
     )
-    classification, success = structured_evidence(charter=charter, run=run, judge=judge)
+    classification, success = structured_evidence(
+        charter=charter, run=run, judge=judge, session=session
+    )
     stress = stress_report(charter=charter, run=run, stress_run=stress_run, judge=judge)
     evidence = {
         "charter_sha256": charter.sha256,
@@ -446,7 +448,7 @@ def decision_compute(
 
 
 def structured_evidence(
-    *, charter: Charter, run: Run, judge: Judge | None
+    *, charter: Charter, run: Run, judge: Judge | None, session: GradingSession | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """Return the run's classification summary and success basis for the record (SPEC §4.1).
 
@@ -459,7 +461,7 @@ def structured_evidence(
     classification = summary.as_dict() if summary is not None else None
     success = None
     if metric_ids & SUCCESS_METRICS:
-        found = run_successes(run=run, rule=charter.success_rule, judge=judge)
+        found = run_successes(run=run, rule=charter.success_rule, judge=judge, session=session)
         success = {"rule": found.rule, "method": found.method, "reason": found.reason}
     return classification, success
 

@@ -129,6 +129,13 @@ class SessionArtefact(models.Model):
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="+")
     stratum = models.CharField(max_length=60, blank=True)
     inclusion_probability = models.FloatField()
+    asks = models.JSONField(
+        null=True,
+        blank=True,
+        default=None,
+        help_text="The optional rubric fields asked of it, frozen from the charter's "
+        "rubric_fields when sampled (SPEC §4.1); null = none.",
+    )
 
     class Meta:
         constraints = [

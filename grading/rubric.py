@@ -2,7 +2,12 @@
 
 Pure: no Django import. A grade is one ``(unit_key, field, value)`` of one assignment. The
 unit keys are those of :func:`runs.segment.build_units` (``s3``, ``c3:chunk``, ``k:ke1``,
-``g:CP-01``) plus :data:`ARTEFACT_KEY` for the artefact-level value-add score.
+``g:CP-01``) plus :data:`ARTEFACT_KEY` for the artefact-level value-add score, and the
+artefact-level questions a charter asks only when it needs them (its ``rubric_fields``, SPEC
+§4.1): :data:`LABEL_KEY` ("Classification correct?", when classification is human-graded) and
+:data:`ACCEPTABLE_KEY` ("Acceptable as is?", for the ``human_acceptable`` success rule). A
+session freezes which of these it asks on each artefact (``SessionArtefact.asks``), so what
+is asked, missing or agreed is decided by the artefact's units alone.
 
 =============  ===============  =====================================  ===========  =======
 unit           field            values                                 shortcut     level
@@ -16,6 +21,8 @@ key element    ``key_element``  present_correct / present_wrong /      1 2 3    
 guidance item  ``guidance``     TP / FP / FN / correct                 t f m o      nominal
 guidance item  ``severity``     low / medium / high (breaches only)    l m h        ordinal
 artefact       ``value_add``    0 / 1 / 2                              0 1 2        ordinal
+label          ``label_correct``  Y / N (the output's label is shown)  y n          nominal
+acceptability  ``acceptable``   Y / N                                  y n          nominal
 =============  ===============  =====================================  ===========  =======
 
 ``supported`` is asked only of assertive sentences and ``severity`` only of guidance items
@@ -34,6 +41,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from charters.catalogue import RUBRIC_ACCEPTABLE, RUBRIC_LABEL_CORRECT
+
 RUBRIC_VERSION = "1"
 
 SENTENCE = "sentence"
@@ -42,6 +51,17 @@ KEY_ELEMENT = "key_element"
 GUIDANCE_ITEM = "guidance_item"
 ARTEFACT = "artefact"
 ARTEFACT_KEY = "artefact"
+LABEL = "label"
+LABEL_KEY = "label"
+ACCEPTABILITY = "acceptability"
+ACCEPTABLE_KEY = "acceptable"
+YES = "Y"
+LABEL_CORRECT = RUBRIC_LABEL_CORRECT
+ACCEPTABLE = RUBRIC_ACCEPTABLE
+#: The optional rubric fields a charter may ask (``rubric_fields``) → the unit asking it.
+OPTIONAL_FIELDS: Mapping[str, str] = MappingProxyType(
+    {LABEL_CORRECT: LABEL_KEY, ACCEPTABLE: ACCEPTABLE_KEY}
+)
 
 BREACH_LABELS = frozenset({"TP", "FN"})
 FLAGGED_LABELS = frozenset({"TP", "FP"})
@@ -141,14 +161,30 @@ FIELDS: tuple[Field, ...] = (
         ("0", "1", "2"),
         "ordinal",
     ),
+    Field(
+        LABEL_CORRECT,
+        LABEL,
+        "Classification correct? Is the label the artefact gives (shown) the right one?",
+        ("Y", "N"),
+        ("Yes", "No"),
+        ("y", "n"),
+        "nominal",
+    ),
+    Field(
+        ACCEPTABLE,
+        ACCEPTABILITY,
+        "Acceptable as is? Could the artefact be used for its purpose without a change?",
+        ("Y", "N"),
+        ("Yes", "No"),
+        ("y", "n"),
+        "nominal",
+    ),
 )
 
+UNIT_KINDS = (SENTENCE, CITED_CHUNK, KEY_ELEMENT, GUIDANCE_ITEM, ARTEFACT, LABEL, ACCEPTABILITY)
 FIELDS_BY_NAME: Mapping[str, Field] = MappingProxyType({f.name: f for f in FIELDS})
 FIELDS_BY_KIND: Mapping[str, tuple[Field, ...]] = MappingProxyType(
-    {
-        kind: tuple(f for f in FIELDS if f.unit_kind == kind)
-        for kind in (SENTENCE, CITED_CHUNK, KEY_ELEMENT, GUIDANCE_ITEM, ARTEFACT)
-    }
+    {kind: tuple(f for f in FIELDS if f.unit_kind == kind) for kind in UNIT_KINDS}
 )
 
 
@@ -156,6 +192,10 @@ def unit_kind_of(unit_key: str) -> str:
     """Return the unit kind a unit key names (see :func:`runs.segment.build_units`)."""
     if unit_key == ARTEFACT_KEY:
         return ARTEFACT
+    if unit_key == LABEL_KEY:
+        return LABEL
+    if unit_key == ACCEPTABLE_KEY:
+        return ACCEPTABILITY
     if unit_key.startswith("k:"):
         return KEY_ELEMENT
     if unit_key.startswith("g:"):
@@ -164,7 +204,10 @@ def unit_kind_of(unit_key: str) -> str:
         return CITED_CHUNK
     if unit_key.startswith("s") and unit_key[1:].isdigit():
         return SENTENCE
-    raise ValueError(f"unit_key: {unit_key!r} is not a unit key (s3, c3:chunk, k:id, g:id)")
+    raise ValueError(
+        f"unit_key: {unit_key!r} is not a unit key (s3, c3:chunk, k:id, g:id, artefact, "
+        "label, acceptable)"
+    )
 
 
 def field_for(unit_key: str, field: str) -> Field:
@@ -232,7 +275,8 @@ def criterion_scores(field: str, value: str) -> dict[str, float]:
     """Return the judge criteria (``runs.judges.rubric``) a human label implies, as 0/1 scores.
 
     "Partially supported counts as supported" (SPEC §4); a guidance item is ``flagged`` when
-    graded TP or FP and ``breached`` when graded TP or FN.
+    graded TP or FP and ``breached`` when graded TP or FN; the optional artefact fields
+    (``label_correct``, ``acceptable``) score as themselves, 1 for yes.
     """
     FIELDS_BY_NAME[field].check(value)
     if field == "assertive":
@@ -248,6 +292,8 @@ def criterion_scores(field: str, value: str) -> dict[str, float]:
         }
     if field == "key_element":
         return {"key_element_captured": float(value == "present_correct")}
+    if field in OPTIONAL_FIELDS:
+        return {field: float(value == YES)}
     if field == "guidance":
         return {
             "flagged": float(value in FLAGGED_LABELS),

@@ -4,6 +4,12 @@ The unit is the task, as classification accuracy and macro-F1 define it (SPEC §
 label is its output's at the first repeat (repeat 0); the spread across repeats is what pass^k
 under ``label_equals_gold`` measures. An unknown label (none imported, none parsed, or a failed
 output) counts as wrong and is its own column of the confusion matrix. Two queries.
+
+When the charter makes classification human-graded (its ``rubric_fields`` asks
+``label_correct``), the graders' final "Classification correct?" values replace the
+comparison with gold (:func:`human_label_grades`, :func:`human_classification_estimate`): the
+unit is still the task, by its graded output of the lowest repeat, and the tasks are those the
+grading session graded. Six queries.
 """
 
 from __future__ import annotations
@@ -14,10 +20,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from charters.models import Task
+from grading.models import GradingSession
+from grading.rubric import LABEL_CORRECT, LABEL_KEY, YES
+from grading.selectors.artefacts import output_field_finals
 from metrics.estimate import MetricEstimate
 from metrics.task_estimators import (
     ClassScores,
     classification_accuracy_estimate,
+    classification_accuracy_graded_estimate,
     classification_class_scores,
     classification_confusion,
     classification_macro_f1_estimate,
@@ -156,4 +166,70 @@ def run_classification(*, labels: RunLabels | None) -> RunClassification | None:
         scores=classification_class_scores(labels.predicted, labels.gold, labels=labels.labels),
         n=len(labels.task_ids),
         unknown=int(confusion[:, -1].sum()),
+    )
+
+
+@dataclass(frozen=True)
+class HumanLabelGrades:
+    """Per task the session graded, the label its graded output gave and the graders' final
+    "Classification correct?" value (``None`` while disputed), at the lowest graded repeat."""
+
+    labels: tuple[str, ...]
+    task_ids: tuple[str, ...]
+    predicted: tuple[str | None, ...]
+    correct: tuple[bool | None, ...]
+
+    @property
+    def disputed(self) -> tuple[str, ...]:
+        return tuple(t for t, c in zip(self.task_ids, self.correct, strict=True) if c is None)
+
+
+def human_label_grades(*, run: Run, session: GradingSession) -> HumanLabelGrades:
+    """Return the human "Classification correct?" grades of ``run``'s outputs in ``session``."""
+    finals = output_field_finals(session=session, run=run, unit_key=LABEL_KEY, field=LABEL_CORRECT)
+    rows = sorted(
+        Output.objects.filter(pk__in=list(finals), run=run, task__split=run.split).values_list(
+            "task__line_number", "repeat_index", "pk", "task__external_id", "label"
+        )
+    )
+    first: dict[str, tuple[int, str | None]] = {}
+    for _line, _repeat, pk, external_id, label in rows:
+        first.setdefault(external_id, (pk, label))
+    values = [finals[pk] for pk, _label in first.values()]
+    return HumanLabelGrades(
+        labels=tuple(run.task_set.label_set or ()),
+        task_ids=tuple(first),
+        predicted=tuple(label for _pk, label in first.values()),
+        correct=tuple(None if value is None else value == YES for value in values),
+    )
+
+
+def human_classification_estimate(
+    *,
+    metric_id: str,
+    grades: HumanLabelGrades | None,
+    confidence: float,
+    planned_n: int | None,
+) -> MetricEstimate | str:
+    """Return accuracy or macro-F1 from the human grades, or why it cannot be estimated."""
+    if grades is None:
+        return (
+            f"{metric_id} is graded by humans (the charter asks label_correct), but the "
+            "decision has no grading session"
+        )
+    if not grades.task_ids:
+        return f"{metric_id}: no output of the run has been graded 'Classification correct?'"
+    if grades.disputed:
+        shown = ", ".join(grades.disputed[:3])
+        return (
+            f"{metric_id}: the graders' 'Classification correct?' disagreement on "
+            f"{len(grades.disputed)} task(s) ({shown}) awaits adjudication"
+        )
+    if metric_id == "classification_accuracy":
+        return classification_accuracy_graded_estimate(
+            [int(bool(c)) for c in grades.correct], confidence=confidence, planned_n=planned_n
+        )
+    return (
+        f"{metric_id} from human grades needs the right label of each output graded "
+        "incorrect; this version's rubric asks only whether the label is correct"
     )

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from charters.catalogue import default_pass_k
+from charters.catalogue import RUBRIC_LABEL_CORRECT, SUCCESS_HUMAN_ACCEPTABLE, default_pass_k
 from charters.models import Charter
 from charters.validation import LABEL_METRICS
 from charters.validation import SUCCESS_METRICS as SUCCESS_METRIC_IDS
@@ -22,7 +22,12 @@ from grading.agreement import Eligibility
 from grading.models import GradingSession, OversightStudy
 from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
-from metrics.classification import classification_estimate, run_labels
+from metrics.classification import (
+    classification_estimate,
+    human_classification_estimate,
+    human_label_grades,
+    run_labels,
+)
 from metrics.estimate import MetricEstimate
 from metrics.evidence import RunEvidenceSource, unit_metric_evidence
 from metrics.sequential import sequential_estimates
@@ -68,11 +73,17 @@ def charter_estimates(
     metrics = list(charter.metrics.order_by("position", "pk"))
     wanted = {metric.metric_id for metric in metrics}
     successes = (
-        run_successes(run=run, rule=charter.success_rule, judge=judge)
+        run_successes(run=run, rule=charter.success_rule, judge=judge, session=session)
         if wanted & SUCCESS_METRICS
         else None
     )
+    human_labels = RUBRIC_LABEL_CORRECT in (charter.rubric_fields or ())
     labels = run_labels(run=run) if wanted & CLASSIFICATION_METRICS else None
+    judged = (
+        human_label_grades(run=run, session=session)
+        if wanted & CLASSIFICATION_METRICS and human_labels and session is not None
+        else None
+    )
     oversight = oversight_results(study=oversight_study) if oversight_study is not None else None
     estimates: dict[str, MetricEstimate] = {}
     for metric in metrics:
@@ -92,6 +103,11 @@ def charter_estimates(
             notes = [n for n in (kappa_note, _pending_note(evidence.pending)) if n]
             if notes:
                 estimate = _with_notes(estimate, notes)
+        elif metric_id in CLASSIFICATION_METRICS and human_labels:
+            found = human_classification_estimate(
+                metric_id=metric_id, grades=judged, confidence=confidence, planned_n=planned
+            )
+            estimate = _human_labelled(metric_id, found, confidence, kappas)
         elif metric_id in CLASSIFICATION_METRICS:
             found = classification_estimate(
                 metric_id=metric_id, labels=labels, confidence=confidence, planned_n=planned
@@ -102,13 +118,15 @@ def charter_estimates(
         elif metric_id == "pass_hat_k":
             assert successes is not None
             k = metric.k if metric.k is not None else default_pass_k(charter.repeats_k)
-            estimate = _pass_hat_gated(successes, k, confidence, planned)
+            estimate = _by_success(
+                _pass_hat_gated(successes, k, confidence, planned), successes, kappas
+            )
         elif metric_id == "dispersion":
             assert successes is not None
-            estimate = _dispersion(successes, confidence, planned)
+            estimate = _by_success(_dispersion(successes, confidence, planned), successes, kappas)
         elif metric_id == "cost_per_successful_task":
             assert successes is not None
-            estimate = _cost(run, successes, confidence, planned)
+            estimate = _by_success(_cost(run, successes, confidence, planned), successes, kappas)
         elif metric_id in ("catch_rate", "false_acceptance_rate") and oversight is not None:
             overall = oversight.overall
             if metric_id == "catch_rate":
@@ -250,6 +268,30 @@ def _metric_kappas(
     return kappas
 
 
+def _human_labelled(
+    metric_id: str,
+    found: MetricEstimate | str,
+    confidence: float,
+    kappas: Mapping[str, tuple[float | None, str]],
+) -> MetricEstimate:
+    """Return a record resting on human labels (mode H) with its κ and agreement note."""
+    estimate = _missing(metric_id, confidence, "H", found) if isinstance(found, str) else found
+    kappa, note = kappas.get(metric_id, (None, ""))
+    estimate = replace(estimate, mode="H", kappa=kappa)
+    return _with_notes(estimate, [note]) if note else estimate
+
+
+def _by_success(
+    estimate: MetricEstimate,
+    successes: RunSuccesses,
+    kappas: Mapping[str, tuple[float | None, str]],
+) -> MetricEstimate:
+    """Return the record as human-graded when success is read from human grades (SPEC §5.1)."""
+    if successes.rule != SUCCESS_HUMAN_ACCEPTABLE:
+        return estimate
+    return _human_labelled(estimate.metric_id, estimate, estimate.confidence, kappas)
+
+
 def _pending_note(pending: int) -> str:
     if not pending:
         return ""
@@ -359,7 +401,12 @@ def _cost(
 
 
 def reliability_estimates(
-    *, run: Run, confidence: float, rule: str | None, judge: Judge | None = None
+    *,
+    run: Run,
+    confidence: float,
+    rule: str | None,
+    judge: Judge | None = None,
+    session: GradingSession | None = None,
 ) -> tuple[dict[int, MetricEstimate], MetricEstimate | None, str, RunSuccesses]:
     """Return pass^k for k = 1, 2, 4 and K, dispersion, why any is missing, and the basis.
 
@@ -368,7 +415,7 @@ def reliability_estimates(
     says why. Dispersion needs K ≥ 2 repeats. The scorecard's reliability field reads this
     whether or not the charter names the reliability metrics.
     """
-    successes = run_successes(run=run, rule=rule, judge=judge)
+    successes = run_successes(run=run, rule=rule, judge=judge, session=session)
     if successes.successes is None:
         return {}, None, successes.reason, successes
     records = pass_hat_k_estimates(successes.successes, successes.trials, confidence=confidence)

@@ -7,12 +7,18 @@ with an unknown success, or under a charter that states no rule, gets no success
 :attr:`RunSuccesses.reason` says why, so pass^k, dispersion and cost per successful task have
 no estimate instead of measuring completion.
 
+Under ``human_acceptable`` an output's success is the final (agreed or adjudicated) value of
+its "Acceptable as is?" grade in the decision's grading session; an output the session did not
+grade is unknown. pass^k needs every one of the K repeats of a task, so such a run has an
+estimate only when the session graded all its outputs, and the reason says how many were.
+
 Six queries at most, whatever the number of outputs.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +32,9 @@ from charters.catalogue import (
     SUCCESS_RULES,
 )
 from charters.models import Task
+from grading.models import GradingSession
+from grading.rubric import ACCEPTABLE, ACCEPTABLE_KEY, YES
+from grading.selectors.artefacts import output_field_finals
 from runs.models import Judge, JudgeScore, Output, OutputStatus, Run, RunMode, Unit, UnitKind
 
 KEY_ELEMENT_CRITERION = "key_element_captured"
@@ -57,8 +66,18 @@ class RunSuccesses:
         return self.successes is not None
 
 
-def run_successes(*, run: Run, rule: str | None, judge: Judge | None = None) -> RunSuccesses:
-    """Return the success counts of ``run`` under the charter's ``rule`` (SPEC §4.1)."""
+def run_successes(
+    *,
+    run: Run,
+    rule: str | None,
+    judge: Judge | None = None,
+    session: GradingSession | None = None,
+) -> RunSuccesses:
+    """Return the success counts of ``run`` under the charter's ``rule`` (SPEC §4.1).
+
+    ``judge`` is read by ``key_elements_present``, ``session`` (the grading session whose
+    final grades decide) by ``human_acceptable``.
+    """
     trials = run.repeats
     method = success_method(run=run, rule=rule, judge=judge)
     if not rule:
@@ -73,15 +92,15 @@ def run_successes(*, run: Run, rule: str | None, judge: Judge | None = None) -> 
         )
     if rule not in SUCCESS_RULES:
         raise ValueError(f"rule: expected one of {', '.join(SUCCESS_RULES)}, got {rule!r}")
-    if rule == SUCCESS_HUMAN_ACCEPTABLE:
+    if rule == SUCCESS_HUMAN_ACCEPTABLE and session is None:
         return RunSuccesses(
             rule,
             method,
             None,
             trials,
             0,
-            "success by human_acceptable needs an 'acceptable' grade per output, which this "
-            "version's rubric does not ask; no output's success is known",
+            "success by human_acceptable reads the 'Acceptable as is?' grades of a grading "
+            "session; none was chosen, so no output's success is known",
         )
     if rule == SUCCESS_KEY_ELEMENTS_PRESENT and judge is None:
         return RunSuccesses(
@@ -103,9 +122,12 @@ def run_successes(*, run: Run, rule: str | None, judge: Judge | None = None) -> 
             "pk", "task_id", "repeat_index", "status", "success", "label"
         )
     )
-    captured = {}
+    captured: dict[int, bool | None] = {}
     if rule == SUCCESS_KEY_ELEMENTS_PRESENT:
         captured = _key_elements_captured(outputs, judge)
+    elif rule == SUCCESS_HUMAN_ACCEPTABLE:
+        assert session is not None
+        captured = _graded_acceptable(session, run)
     gold = {pk: gold_label for pk, _external, gold_label in tasks}
     verdicts: dict[int, list[bool | None]] = defaultdict(list)
     by_output: dict[tuple[int, int], bool] = {}
@@ -150,7 +172,7 @@ def run_successes(*, run: Run, rule: str | None, judge: Judge | None = None) -> 
             trials,
             unknown,
             f"the success of {unknown} of {len(run_tasks) * trials} outputs is unknown "
-            f"({_unknown_why(rule, run)}; tasks {shown}"
+            f"({_unknown_why(rule, run, captured)}; tasks {shown}"
             + (f" and {more} more" if more > 0 else "")
             + "); unknown is never a success, so there is no estimate",
         )
@@ -178,10 +200,10 @@ def success_method(*, run: Run, rule: str | None, judge: Judge | None = None) ->
     if rule == SUCCESS_KEY_ELEMENTS_PRESENT:
         by = f"judge {judge.name} {judge.version}" if judge is not None else "a judge"
         return f"every key element scored captured by {by}"
-    return "graded acceptable by humans"
+    return "graded acceptable as is by humans (final grade: agreed or adjudicated)"
 
 
-def _unknown_why(rule: str, run: Run) -> str:
+def _unknown_why(rule: str, run: Run, captured: Mapping[int, bool | None]) -> str:
     if rule == SUCCESS_LABEL_EQUALS_GOLD:
         if run.mode == RunMode.EXECUTED:
             return "no label could be parsed by σ's output format, or the task has no gold label"
@@ -192,7 +214,20 @@ def _unknown_why(rule: str, run: Run) -> str:
         return "no success flag imported"
     if rule == SUCCESS_KEY_ELEMENTS_PRESENT:
         return "a key element not scored by the judge, or a task without key elements"
-    return "not graded"
+    graded = sum(verdict is not None for verdict in captured.values())
+    return (
+        f"not graded 'Acceptable as is?', or a disagreement not yet adjudicated: the grading "
+        f"session decided {graded} of the run's outputs, and pass^k needs all K repeats of "
+        "every task graded, so grade every output of the run (sample it whole)"
+    )
+
+
+def _graded_acceptable(session: GradingSession, run: Run) -> dict[int, bool | None]:
+    """Return per graded output whether its final "Acceptable as is?" grade is yes."""
+    finals = output_field_finals(
+        session=session, run=run, unit_key=ACCEPTABLE_KEY, field=ACCEPTABLE
+    )
+    return {output: None if value is None else value == YES for output, value in finals.items()}
 
 
 def _key_elements_captured(

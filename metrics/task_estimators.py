@@ -410,6 +410,45 @@ def classification_accuracy_estimate(
     return _exact_value(basis, correct, "no task")
 
 
+def classification_accuracy_graded_estimate(
+    correct: ArrayLike, *, confidence: float, planned_n: int | None = None
+) -> MetricEstimate:
+    """Return classification accuracy from graders' "Classification correct?" values.
+
+    Parameters
+    ----------
+    correct : array_like of {0, 1}, shape (n,)
+        Per graded task, 1 when the final (agreed or adjudicated) human value says the label
+        its output gives is correct, else 0.
+    confidence : float
+        Confidence level in (0, 1).
+    planned_n : int, optional
+        Planned number of tasks.
+
+    Returns
+    -------
+    MetricEstimate
+        Percent, mode H, with a Clopper–Pearson interval; ``n = n_clusters`` = graded tasks.
+
+    Notes
+    -----
+    .. math:: \\mathrm{Acc}_H = \\frac{1}{n} \\sum_{i=1}^{n} h_i
+
+    with :math:`h_i` the human value of task i (SPEC §4.1, §5.1: classification graded by
+    humans); exact, so a gated bound errs on the unsafe side at most α/2 of the time (§5.2).
+    """
+    values = _indicators(correct, "correct")
+    basis = _basis(
+        "classification_accuracy",
+        confidence=confidence,
+        n=values.size,
+        mode="H",
+        estimator=f"{_EXACT} over graded tasks",
+        planned_n=planned_n,
+    )
+    return _exact_value(basis, int(values.sum()), "no task graded")
+
+
 @dataclass(frozen=True, slots=True)
 class ClassScores:
     """Precision, recall and F1 of one gold label, in percent (``None`` where undefined).

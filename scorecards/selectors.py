@@ -231,7 +231,7 @@ def assemble_content(
         },
         "gated_metrics": _gated_metrics(gate, estimates, names),
         "informational_metrics": _informational(decision, gate, estimates, names),
-        "reliability": _reliability(run, charter, decision.judge),
+        "reliability": _reliability(run, charter, decision.judge, decision.session),
         "classification": record.get("classification"),
         "assurance": _assurance(record.get("stress"), use_case.intensity, names),
         "oversight": _oversight(decision, estimates),
@@ -484,9 +484,13 @@ def _estimate_summary(estimate: Mapping[str, Any] | MetricEstimate | None) -> di
     }
 
 
-def _reliability(run: Any, charter: Any, judge: Any) -> dict[str, Any]:
+def _reliability(run: Any, charter: Any, judge: Any, session: Any) -> dict[str, Any]:
     records, dispersion, why, successes = reliability_estimates(
-        run=run, confidence=charter.confidence, rule=charter.success_rule, judge=judge
+        run=run,
+        confidence=charter.confidence,
+        rule=charter.success_rule,
+        judge=judge,
+        session=session,
     )
     if successes.determined:
         basis = f"Success per output ({charter.success_rule}): {successes.method}."

@@ -68,6 +68,13 @@ class Charter(models.Model):
         default=None,
         help_text="How one output's success is decided (SPEC §4.1); null = not stated.",
     )
+    rubric_fields = models.JSONField(
+        null=True,
+        blank=True,
+        default=None,
+        help_text="Optional rubric fields graders are asked (label_correct, acceptable; SPEC "
+        "§4.1); null = none.",
+    )
     alternative_weights = models.JSONField(default=dict, blank=True)
     baseline = models.TextField(blank=True)
     measurement_mode = models.CharField(

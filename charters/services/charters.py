@@ -120,7 +120,7 @@ def charter_update(
     content = _content(document, use_case=locked.use_case, version=locked.version)
     _apply(locked, content)
     _full_clean(locked)
-    locked.save(update_fields=[*SCALAR_FIELDS, "success_rule"])
+    locked.save(update_fields=[*SCALAR_FIELDS, "success_rule", "rubric_fields"])
     CharterMetric.objects.filter(charter=locked).delete()
     _write_metrics(locked, content["metrics"])
     after = charter_document_build(charter=locked)
@@ -433,6 +433,7 @@ def _apply(charter: Charter, content: dict[str, Any]) -> None:
     for name in SCALAR_FIELDS:
         setattr(charter, name, content[name])
     charter.success_rule = content.get("success_rule")
+    charter.rubric_fields = content.get("rubric_fields") or None
     review = content["next_review_date"]
     charter.next_review_date = dt.date.fromisoformat(review) if review else None
 

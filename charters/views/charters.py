@@ -15,7 +15,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from charters.catalogue import catalogue
+from charters.catalogue import OPTIONAL_RUBRIC_FIELDS, catalogue
 from charters.charter_document import (
     CharterDocumentError,
     document_from_form,
@@ -478,8 +478,9 @@ def _scalars(document: dict[str, Any], posted: Mapping[str, Any] | None) -> dict
         "alternative_weights",
         "value_inputs",
     )
+    asked_names = [f"rubric_field_{name}" for name in OPTIONAL_RUBRIC_FIELDS]
     if posted is not None:
-        return {name: str(posted.get(name, "")) for name in names}
+        return {name: str(posted.get(name, "")) for name in (*names, *asked_names)}
     return {
         "nu_max": _show(document.get("nu_max")),
         "confidence": _show(document.get("confidence")),
@@ -492,6 +493,10 @@ def _scalars(document: dict[str, Any], posted: Mapping[str, Any] | None) -> dict
         "reevaluation_triggers": "\n".join(document.get("reevaluation_triggers") or []),
         "alternative_weights": _yaml(document.get("alternative_weights")),
         "value_inputs": _yaml(document.get("value_inputs")),
+        **{
+            f"rubric_field_{name}": "on" if name in (document.get("rubric_fields") or []) else ""
+            for name in OPTIONAL_RUBRIC_FIELDS
+        },
     }
 
 

@@ -310,10 +310,11 @@ def _eligibility(
     metrics = catalogue()
     document = charter_document_build(charter=charter)
     kappa_target = float(document.get("kappa_target", charter.kappa_target))
+    asked = document.get("rubric_fields") or ()
     human = [
         entry
         for entry in document["metrics"]
-        if entry["id"] in metrics and metrics[entry["id"]].human_graded
+        if entry["id"] in metrics and metrics[entry["id"]].human_graded_when(asked)
     ]
     measured = metric_agreements(
         rows,

@@ -16,10 +16,11 @@ from grading.models import (
     Assignment,
     AssignmentStatus,
     Grade,
+    GradingSession,
     SessionArtefact,
 )
-from grading.rubric import ARTEFACT_KEY, is_asked, is_moot
-from runs.models import Unit
+from grading.rubric import ARTEFACT_KEY, OPTIONAL_FIELDS, is_asked, is_moot, unit_kind_of
+from runs.models import Run, Unit
 from runs.segment import build_units
 
 
@@ -36,6 +37,11 @@ class ArtefactUnit:
 
 
 ARTEFACT_UNIT = ArtefactUnit(ARTEFACT_KEY, "artefact", 1, "", "", None)
+#: The artefact-level unit asking each optional rubric field (``SessionArtefact.asks``).
+OPTIONAL_UNITS = {
+    name: ArtefactUnit(key, unit_kind_of(key), 1, "", "", None)
+    for name, key in OPTIONAL_FIELDS.items()
+}
 
 
 def artefact_text(artefact: SessionArtefact) -> str:
@@ -46,11 +52,24 @@ def artefact_text(artefact: SessionArtefact) -> str:
     return artefact.task.reference
 
 
+def artefact_label(artefact: SessionArtefact) -> str | None:
+    """Return the label the artefact gives (SPEC §4.1): the output's (imported or parsed), or
+    the reference artefact's, which is its task's gold label; ``None`` when none is known."""
+    if artefact.kind == ArtefactKind.OUTPUT:
+        assert artefact.output is not None
+        return artefact.output.label
+    return artefact.task.gold_label
+
+
 UNITS_MEMO = "_grading_units"
 
 
 def units_of(artefacts: Sequence[SessionArtefact]) -> dict[int, list[ArtefactUnit]]:
-    """Return each artefact's units (by artefact pk) in grading order, artefact unit last.
+    """Return each artefact's units (by artefact pk) in grading order, artefact units last.
+
+    The artefact-level units are the optional ones the session asks of it (its ``asks``,
+    frozen from the charter's ``rubric_fields``: ``label``, ``acceptable``) and then the
+    value-add unit.
 
     Output artefacts read their stored ``runs.Unit`` rows (one query for all); baseline
     artefacts are segmented on the fly with the same :func:`runs.segment.build_units`. Units
@@ -88,8 +107,11 @@ def _units_read(artefacts: Sequence[SessionArtefact]) -> dict[int, list[Artefact
                     artefact.task.reference, key_element_ids=elements, guidance_item_ids=items
                 )
             ]
-    for units in result.values():
+    for artefact in artefacts:
+        units = result[artefact.pk]
         units.sort(key=lambda u: (order[u.kind], u.position))
+        asked = artefact.asks or ()
+        units.extend(OPTIONAL_UNITS[name] for name in OPTIONAL_FIELDS if name in asked)
         units.append(ARTEFACT_UNIT)
     return result
 
@@ -252,3 +274,22 @@ def submitted_field_values(artefacts: Sequence[SessionArtefact]) -> list[FieldVa
             replace(fv, moot=True) if is_moot(fv.field, finals) else fv for fv in unit_values
         ]
     return result
+
+
+def output_field_finals(
+    *, session: GradingSession, run: Run, unit_key: str, field: str
+) -> dict[int, str | None]:
+    """Return, per output of ``run`` the session sampled and graded completely, the final
+    value (agreed or adjudicated) of one artefact-level ``field``; ``None`` while the graders'
+    disagreement awaits its adjudicator. An output not in the map was not graded (not
+    sampled, or an assignment not submitted). Four queries.
+    """
+    artefacts = list(SessionArtefact.objects.filter(session=session, output__run=run))
+    output_of = {artefact.pk: artefact.output_id for artefact in artefacts}
+    finals: dict[int, str | None] = {}
+    for value in submitted_field_values(artefacts):
+        if value.unit_key == unit_key and value.field == field and not value.moot:
+            output = output_of[value.artefact_id]
+            if output is not None:
+                finals[output] = value.final
+    return finals

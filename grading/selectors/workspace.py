@@ -6,7 +6,7 @@ Everything here is blind (SPEC §5.1): sessions by name, assignments and session
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -14,10 +14,12 @@ from django.db.models import Count, OuterRef, QuerySet, Subquery
 from charters.models import SourceChunk
 from grading.models import Assignment, AssignmentStatus, SessionStatus
 from grading.rubric import (
+    ACCEPTABILITY,
     CITED_CHUNK,
     FIELDS_BY_KIND,
     GUIDANCE_ITEM,
     KEY_ELEMENT,
+    LABEL,
     SENTENCE,
     Field,
     is_asked,
@@ -26,6 +28,7 @@ from grading.rubric import (
 from grading.selectors.artefacts import (
     ArtefactUnit,
     TaskContext,
+    artefact_label,
     artefact_text,
     grades_of,
     task_context,
@@ -45,6 +48,8 @@ FIELD_TITLES = {
     "guidance": "Guidance",
     "severity": "Severity",
     "value_add": "Value added",
+    "label_correct": "Classification correct",
+    "acceptable": "Acceptable as is",
 }
 
 
@@ -232,6 +237,7 @@ class Workspace:
     artefact: UnitView
     grades: dict[str, dict[str, str]]
     missing: list[tuple[str, str]]
+    verdicts: list[UnitView] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -265,7 +271,13 @@ class Workspace:
         for sentence in self.sentences:
             ordered.append(sentence)
             ordered.extend(sentence.cited)
-        return [*ordered, *self.key_elements, *self.guidance_items, self.artefact]
+        return [
+            *ordered,
+            *self.key_elements,
+            *self.guidance_items,
+            *self.verdicts,
+            self.artefact,
+        ]
 
 
 def assignment_siblings(assignment: Assignment) -> list[Neighbour]:
@@ -332,7 +344,11 @@ def assignment_workspace(*, assignment: Assignment) -> Workspace:
     A fixed number of queries whatever the number of units.
     """
     artefact = assignment.artefact
-    units = units_of([artefact])[artefact.pk]
+    units = [
+        # the label unit shows the label the artefact gives (SPEC §4.1), nothing of its source
+        replace(unit, text=artefact_label(artefact) or "") if unit.kind == LABEL else unit
+        for unit in units_of([artefact])[artefact.pk]
+    ]
     context = task_context(artefact.task)
     grades = grades_of(assignment)
     chunks = {chunk.chunk_id: chunk for chunk in context.sources}
@@ -352,6 +368,7 @@ def assignment_workspace(*, assignment: Assignment) -> Workspace:
     sentences: dict[int, UnitView] = {}
     key_elements: list[UnitView] = []
     guidance_items: list[UnitView] = []
+    verdicts: list[UnitView] = []
     artefact_view = None
     for unit in units:
         shown = view(unit)
@@ -369,6 +386,8 @@ def assignment_workspace(*, assignment: Assignment) -> Workspace:
             shown.text = item.text if item else ""
             shown.mandatory = bool(item and item.mandatory)
             guidance_items.append(shown)
+        elif unit.kind in (LABEL, ACCEPTABILITY):
+            verdicts.append(shown)
         else:
             artefact_view = shown
     assert artefact_view is not None
@@ -385,6 +404,7 @@ def assignment_workspace(*, assignment: Assignment) -> Workspace:
         artefact=artefact_view,
         grades=grades,
         missing=missing_fields([u.key for u in units], grades),
+        verdicts=verdicts,
     )
 
 

@@ -198,6 +198,7 @@ def _artefact(session: GradingSession, output_id: int, task_id: int, pi: float) 
         task_id=task_id,
         stratum="",
         inclusion_probability=pi,
+        asks=session.charter.rubric_fields or None,
     )
 
 

@@ -119,7 +119,8 @@ def sample_plan(
     gated = [
         metric
         for metric in charter.metrics.filter(treatment=Treatment.GATED, planned_n__isnull=False)
-        if (spec := catalogue().get(metric.metric_id)) is not None and spec.human_graded
+        if (spec := catalogue().get(metric.metric_id)) is not None
+        and spec.human_graded_when(charter.rubric_fields or ())
     ]
     arms: list[ArmPlan] = []
     for configuration_id, members in by_sigma.items():
@@ -356,6 +357,7 @@ def session_create(
                 task_id=output_task[item.id[1]] if item.id[0] == "output" else item.id[1],
                 stratum=item.stratum,
                 inclusion_probability=item.inclusion_probability,
+                asks=charter.rubric_fields or None,
             )
             for item in sample
         ]

@@ -82,7 +82,10 @@ def test_the_criteria_are_the_ones_each_metric_uses():
         "lenient",
     }
     assert criterion("citation_precision_strict", "citation_strict").positive == {"strict"}
-    assert metric_criteria("pass_hat_k") == ()
+    assert metric_criteria("completeness") == ()
+    # the optional artefact fields (SPEC §4.1): read only when the charter asks them
+    assert {c.field: c.positive for c in metric_criteria("pass_hat_k")} == {"acceptable": {"Y"}}
+    assert criterion("classification_accuracy", "label_correct").positive == {"Y"}
 
 
 # --------------------------------------------------------------------------- collapsed agreement
