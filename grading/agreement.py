@@ -48,7 +48,7 @@ from enterpriseval.stats import (
     krippendorff_alpha,
     label_error_bound,
 )
-from grading.rubric import FIELDS, FIELDS_BY_NAME, criterion_scores
+from grading.rubric import FIELDS_BY_NAME, SCALED_FIELDS, criterion_scores
 
 COHEN_KAPPA = "cohen_kappa"
 KRIPPENDORFF_ALPHA = "krippendorff_alpha"
@@ -452,7 +452,7 @@ def session_agreement(
     Each field gets its own generator spawned from ``seed`` in rubric order, so one
     field's interval does not depend on how many units another field has.
     """
-    streams = np.random.SeedSequence(seed).spawn(len(FIELDS))
+    streams = np.random.SeedSequence(seed).spawn(len(SCALED_FIELDS))
     return {
         spec.name: field_agreement(
             rating_matrix(rows, spec.name),
@@ -460,7 +460,7 @@ def session_agreement(
             n_resamples=n_resamples,
             rng=np.random.default_rng(stream),
         )
-        for spec, stream in zip(FIELDS, streams, strict=True)
+        for spec, stream in zip(SCALED_FIELDS, streams, strict=True)
     }
 
 

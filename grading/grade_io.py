@@ -54,6 +54,7 @@ _LISTED = 5
 _ASKED_ONLY = {
     "supported": ("of assertive sentences", "assertive"),
     "severity": ("of breaches (guidance TP or FN)", "guidance"),
+    "correct_label": ("of a label graded not correct", "label_correct"),
 }
 
 __all__ = [

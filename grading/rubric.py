@@ -22,11 +22,13 @@ guidance item  ``guidance``     TP / FP / FN / correct                 t f m o  
 guidance item  ``severity``     low / medium / high (breaches only)    l m h        ordinal
 artefact       ``value_add``    0 / 1 / 2                              0 1 2        ordinal
 label          ``label_correct``  Y / N (the output's label is shown)  y n          nominal
+label          ``correct_label``  the task set's labels (if "N")       1 2 …        nominal
 acceptability  ``acceptable``   Y / N                                  y n          nominal
 =============  ===============  =====================================  ===========  =======
 
-``supported`` is asked only of assertive sentences and ``severity`` only of guidance items
-graded TP or FN (a breach): a grade that is not asked is neither required nor kept.
+``supported`` is asked only of assertive sentences, ``severity`` only of guidance items
+graded TP or FN (a breach) and ``correct_label`` only of a label graded not correct: a
+grade that is not asked is neither required nor kept.
 :data:`DEPENDS_ON` names each such field's parent. Once the parent's final value (agreed or
 adjudicated) does not ask for the dependent field, the field is *moot* (:func:`is_moot`): not
 pending, not adjudicated, not a final label, whatever the graders who answered it said.
@@ -56,7 +58,10 @@ LABEL_KEY = "label"
 ACCEPTABILITY = "acceptability"
 ACCEPTABLE_KEY = "acceptable"
 YES = "Y"
+NO = "N"
 LABEL_CORRECT = RUBRIC_LABEL_CORRECT
+CORRECT_LABEL = "correct_label"
+MAX_LABEL = 120  # a gold label's length (charters.Task.gold_label)
 ACCEPTABLE = RUBRIC_ACCEPTABLE
 #: The optional rubric fields a charter may ask (``rubric_fields``) → the unit asking it.
 OPTIONAL_FIELDS: Mapping[str, str] = MappingProxyType(
@@ -79,12 +84,25 @@ class Field:
     keys: tuple[str, ...]
     level: str  # Krippendorff level of measurement: "nominal" or "ordinal"
 
-    def check(self, value: str) -> None:
-        """Raise ``ValueError`` naming the field unless ``value`` is one of its values."""
-        if value not in self.values:
+    @property
+    def open(self) -> bool:
+        """Whether the values are the task set's label set rather than the rubric's own."""
+        return not self.values
+
+    def check(self, value: str, choices: Sequence[str] = ()) -> None:
+        """Raise ``ValueError`` naming the field unless ``value`` is one of its values.
+
+        An open field's values are ``choices`` (the task set's label set) when the caller
+        knows them; without them any label of up to :data:`MAX_LABEL` characters passes here
+        and the estimator refuses one outside the label set, naming the task.
+        """
+        allowed = self.values or tuple(choices)
+        if allowed and value not in allowed:
             raise ValueError(
-                f"{self.name}: value must be one of {', '.join(self.values)}, got {value!r}"
+                f"{self.name}: value must be one of {', '.join(allowed)}, got {value!r}"
             )
+        if not allowed and not 0 < len(value.strip()) <= MAX_LABEL:
+            raise ValueError(f"{self.name}: value must be a label of the label set, got {value!r}")
 
 
 FIELDS: tuple[Field, ...] = (
@@ -171,6 +189,15 @@ FIELDS: tuple[Field, ...] = (
         "nominal",
     ),
     Field(
+        CORRECT_LABEL,
+        LABEL,
+        "If not, which label is right? (one of the task set's label set)",
+        (),
+        (),
+        (),
+        "nominal",
+    ),
+    Field(
         ACCEPTABLE,
         ACCEPTABILITY,
         "Acceptable as is? Could the artefact be used for its purpose without a change?",
@@ -182,6 +209,9 @@ FIELDS: tuple[Field, ...] = (
 )
 
 UNIT_KINDS = (SENTENCE, CITED_CHUNK, KEY_ELEMENT, GUIDANCE_ITEM, ARTEFACT, LABEL, ACCEPTABILITY)
+#: The fields with a fixed scale of values: agreement and graders' label rates are measured on
+#: these (the right label of a wrong classification is read through ``label_correct``).
+SCALED_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if not f.open)
 FIELDS_BY_NAME: Mapping[str, Field] = MappingProxyType({f.name: f for f in FIELDS})
 FIELDS_BY_KIND: Mapping[str, tuple[Field, ...]] = MappingProxyType(
     {kind: tuple(f for f in FIELDS if f.unit_kind == kind) for kind in UNIT_KINDS}
@@ -222,7 +252,9 @@ def field_for(unit_key: str, field: str) -> Field:
 
 
 #: A dependent field → the field whose value decides whether it is asked.
-DEPENDS_ON: Mapping[str, str] = MappingProxyType({"supported": "assertive", "severity": "guidance"})
+DEPENDS_ON: Mapping[str, str] = MappingProxyType(
+    {"supported": "assertive", "severity": "guidance", CORRECT_LABEL: LABEL_CORRECT}
+)
 
 
 def asking_values(field: str) -> tuple[str, ...]:
@@ -252,6 +284,8 @@ def is_asked(field: str, unit_grades: Mapping[str, str]) -> bool:
         return unit_grades.get("assertive") != "N"
     if field == "severity":
         return unit_grades.get("guidance") in BREACH_LABELS
+    if field == CORRECT_LABEL:
+        return unit_grades.get(LABEL_CORRECT) == NO
     return True
 
 

@@ -14,14 +14,14 @@ grading session graded. Six queries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from charters.models import Task
 from grading.models import GradingSession
-from grading.rubric import LABEL_CORRECT, LABEL_KEY, YES
+from grading.rubric import CORRECT_LABEL, LABEL_CORRECT, LABEL_KEY, YES
 from grading.selectors.artefacts import output_field_finals
 from metrics.estimate import MetricEstimate
 from metrics.task_estimators import (
@@ -178,15 +178,24 @@ class HumanLabelGrades:
     task_ids: tuple[str, ...]
     predicted: tuple[str | None, ...]
     correct: tuple[bool | None, ...]
+    #: The right label by the graders: the output's when correct, else their final
+    #: ``correct_label`` (``None`` while disputed).
+    right: tuple[str | None, ...]
 
     @property
     def disputed(self) -> tuple[str, ...]:
-        return tuple(t for t, c in zip(self.task_ids, self.correct, strict=True) if c is None)
+        return tuple(
+            t
+            for t, c, r in zip(self.task_ids, self.correct, self.right, strict=True)
+            if c is None or r is None
+        )
 
 
 def human_label_grades(*, run: Run, session: GradingSession) -> HumanLabelGrades:
     """Return the human "Classification correct?" grades of ``run``'s outputs in ``session``."""
-    finals = output_field_finals(session=session, run=run, unit_key=LABEL_KEY, field=LABEL_CORRECT)
+    finals = output_field_finals(
+        session=session, run=run, unit_key=LABEL_KEY, fields=(LABEL_CORRECT, CORRECT_LABEL)
+    )
     rows = sorted(
         Output.objects.filter(pk__in=list(finals), run=run, task__split=run.split).values_list(
             "task__line_number", "repeat_index", "pk", "task__external_id", "label"
@@ -196,11 +205,16 @@ def human_label_grades(*, run: Run, session: GradingSession) -> HumanLabelGrades
     for _line, _repeat, pk, external_id, label in rows:
         first.setdefault(external_id, (pk, label))
     values = [finals[pk] for pk, _label in first.values()]
+    correct = [unit.get(LABEL_CORRECT) for unit in values]
     return HumanLabelGrades(
         labels=tuple(run.task_set.label_set or ()),
         task_ids=tuple(first),
         predicted=tuple(label for _pk, label in first.values()),
-        correct=tuple(None if value is None else value == YES for value in values),
+        correct=tuple(None if value is None else value == YES for value in correct),
+        right=tuple(
+            label if verdict == YES else unit.get(CORRECT_LABEL)
+            for (_pk, label), verdict, unit in zip(first.values(), correct, values, strict=True)
+        ),
     )
 
 
@@ -229,7 +243,23 @@ def human_classification_estimate(
         return classification_accuracy_graded_estimate(
             [int(bool(c)) for c in grades.correct], confidence=confidence, planned_n=planned_n
         )
-    return (
-        f"{metric_id} from human grades needs the right label of each output graded "
-        "incorrect; this version's rubric asks only whether the label is correct"
+    outside = [
+        (task, label)
+        for task, label in zip(grades.task_ids, grades.right, strict=True)
+        if label not in grades.labels
+    ]
+    if outside:
+        task, label = outside[0]
+        return (
+            f"{metric_id}: task {task}'s right label by the graders, {label!r}, is not in the "
+            f"label set ({', '.join(grades.labels)})"
+        )
+    # SPEC §4.1: macro-F1 of the output's label against the graders' right label
+    estimate = classification_macro_f1_estimate(
+        grades.predicted,
+        grades.right,
+        confidence=confidence,
+        labels=grades.labels,
+        planned_n=planned_n,
     )
+    return replace(estimate, mode="H")

@@ -225,9 +225,13 @@ def _unknown_why(rule: str, run: Run, captured: Mapping[int, bool | None]) -> st
 def _graded_acceptable(session: GradingSession, run: Run) -> dict[int, bool | None]:
     """Return per graded output whether its final "Acceptable as is?" grade is yes."""
     finals = output_field_finals(
-        session=session, run=run, unit_key=ACCEPTABLE_KEY, field=ACCEPTABLE
+        session=session, run=run, unit_key=ACCEPTABLE_KEY, fields=(ACCEPTABLE,)
     )
-    return {output: None if value is None else value == YES for output, value in finals.items()}
+    verdicts: dict[int, bool | None] = {}
+    for output, values in finals.items():
+        value = values.get(ACCEPTABLE)
+        verdicts[output] = None if value is None else value == YES
+    return verdicts
 
 
 def _key_elements_captured(

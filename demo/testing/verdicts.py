@@ -205,6 +205,8 @@ def planted(output: Output, unit_key: str, field: str) -> str:
     task_id = output.task.external_id
     if field == "label_correct":
         return "Y" if output.label == GOLD[task_id] else "N"
+    if field == "correct_label":
+        return GOLD[task_id]
     if field == "acceptable":
         return "Y" if output.repeat_index in ACCEPTABLE[task_id] else "N"
     return FIELDS_BY_NAME[field].values[0]

@@ -108,6 +108,10 @@ class AssignmentDetailOutput(AssignmentOutput):
     text = serializers.SerializerMethodField()
     units = serializers.SerializerMethodField()
     rubric = serializers.SerializerMethodField()
+    label_set = serializers.SerializerMethodField(
+        help_text="The values of an open rubric field (correct_label): the task set's labels; "
+        "empty unless the artefact's label is asked."
+    )
     grades = serializers.SerializerMethodField()
     missing = serializers.SerializerMethodField()
     previous_url = serializers.SerializerMethodField()
@@ -125,6 +129,9 @@ class AssignmentDetailOutput(AssignmentOutput):
 
     def get_units(self, _assignment: Assignment) -> list[Any]:
         return list(UnitOutput(self._workspace().units, many=True).data)
+
+    def get_label_set(self, _assignment: Assignment) -> list[str]:
+        return list(self._workspace().label_set)
 
     def get_rubric(self, _assignment: Assignment) -> list[Any]:
         return list(RubricFieldOutput(FIELDS, many=True).data)

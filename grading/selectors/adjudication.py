@@ -32,6 +32,7 @@ from grading.rubric import (
     CITED_CHUNK,
     DEPENDS_ON,
     FIELDS,
+    FIELDS_BY_NAME,
     GUIDANCE_ITEM,
     KEY_ELEMENT,
     SENTENCE,
@@ -43,6 +44,7 @@ from grading.selectors.artefacts import (
     ArtefactUnit,
     FieldValues,
     artefact_text,
+    label_choices,
     submitted_field_values,
     units_of,
 )
@@ -390,8 +392,12 @@ def _disputes_of(
             key=lambda v: (order.get(v.unit_key, len(order)), FIELD_ORDER.get(v.field, 0)),
         )
         waiting = {(v.unit_key, v.field) for v in rows if v.pending}
+        # an open field (the right label) offers the task set's label set
+        labels = label_choices(artefact) if any(FIELDS_BY_NAME[v.field].open for v in rows) else ()
         result[artefact.pk] = tuple(
-            _dispute(v, by_key, artefact.task_id, gold, graders, records.get(_key(v)), waiting)
+            _dispute(
+                v, by_key, artefact.task_id, gold, graders, records.get(_key(v)), waiting, labels
+            )
             for v in rows
         )
     return result, units
@@ -409,9 +415,15 @@ def _dispute(
     graders: dict[int, int],
     record: tuple[str, datetime, str] | None,
     waiting: set[tuple[str, str]],
+    label_set: tuple[str, ...] = (),
 ) -> Dispute:
     spec = field_for(values.unit_key, values.field)
-    labels = dict(zip(spec.values, spec.labels, strict=True))
+    offered = (
+        tuple(zip(spec.values, spec.labels, strict=True))
+        if spec.values
+        else tuple((label, label) for label in label_set)
+    )
+    labels = dict(offered)
     kind = unit_kind_of(values.unit_key)
     unit = units.get(values.unit_key)
     cited = None
@@ -434,7 +446,7 @@ def _dispute(
         unit_kind=kind,
         field=values.field,
         question=spec.question,
-        choices=tuple(zip(spec.values, spec.labels, strict=True)),
+        choices=offered,
         unit_text=unit_text,
         cited_source=cited,
         values=tuple(GraderValue(f"Grader {n}", value, label, n) for n, value, label in shown),

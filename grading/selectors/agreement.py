@@ -44,7 +44,7 @@ from grading.agreement import (
     session_agreement,
 )
 from grading.models import ArtefactKind, Assignment, AssignmentStatus, GradingSession
-from grading.rubric import FIELDS
+from grading.rubric import SCALED_FIELDS
 from grading.selectors.artefacts import submitted_field_values
 from grading.selectors.sessions import session_access, session_get
 from runs.models import Judge, JudgeScore
@@ -384,12 +384,12 @@ def _grader_rows(ratings: SessionRatings) -> list[GraderRow]:
                         label: _percent(rate)
                         for label, rate in per_field[spec.name].label_rates.items()
                     }
-                    for spec in FIELDS
+                    for spec in SCALED_FIELDS
                     if spec.name in per_field
                 },
                 agreement_with_final=[
                     _final_agreement(per_field.get(spec.name) or GraderFieldStats(spec.name))
-                    for spec in FIELDS
+                    for spec in SCALED_FIELDS
                 ],
             )
         )

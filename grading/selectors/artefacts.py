@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import Http404
 
-from charters.models import GuidanceItem, KeyElement, SourceChunk, Task
+from charters.models import GuidanceItem, KeyElement, SourceChunk, Task, TaskSet
 from grading.models import (
     Adjudication,
     ArtefactKind,
@@ -19,7 +19,14 @@ from grading.models import (
     GradingSession,
     SessionArtefact,
 )
-from grading.rubric import ARTEFACT_KEY, OPTIONAL_FIELDS, is_asked, is_moot, unit_kind_of
+from grading.rubric import (
+    ARTEFACT_KEY,
+    LABEL_KEY,
+    OPTIONAL_FIELDS,
+    is_asked,
+    is_moot,
+    unit_kind_of,
+)
 from runs.models import Run, Unit
 from runs.segment import build_units
 
@@ -50,6 +57,19 @@ def artefact_text(artefact: SessionArtefact) -> str:
         assert artefact.output is not None
         return artefact.output.text
     return artefact.task.reference
+
+
+def label_choices(artefact: SessionArtefact) -> tuple[str, ...]:
+    """Return the label set an open rubric field (``correct_label``) of the artefact offers:
+    its task set's, in declared order (one query, only when the artefact asks for it)."""
+    if LABEL_KEY not in [OPTIONAL_FIELDS.get(name) for name in artefact.asks or ()]:
+        return ()
+    label_set = (
+        TaskSet.objects.filter(tasks__pk=artefact.task_id)
+        .values_list("label_set", flat=True)
+        .first()
+    )
+    return tuple(label_set or ())
 
 
 def artefact_label(artefact: SessionArtefact) -> str | None:
@@ -277,19 +297,21 @@ def submitted_field_values(artefacts: Sequence[SessionArtefact]) -> list[FieldVa
 
 
 def output_field_finals(
-    *, session: GradingSession, run: Run, unit_key: str, field: str
-) -> dict[int, str | None]:
+    *, session: GradingSession, run: Run, unit_key: str, fields: Sequence[str]
+) -> dict[int, dict[str, str | None]]:
     """Return, per output of ``run`` the session sampled and graded completely, the final
-    value (agreed or adjudicated) of one artefact-level ``field``; ``None`` while the graders'
-    disagreement awaits its adjudicator. An output not in the map was not graded (not
-    sampled, or an assignment not submitted). Four queries.
+    values (agreed or adjudicated) of the artefact-level ``fields`` of its unit ``unit_key``:
+    ``None`` while the graders' disagreement awaits its adjudicator; a field not asked (moot)
+    is absent. An output not in the map was not graded (not sampled, or an assignment not
+    submitted). Four queries.
     """
     artefacts = list(SessionArtefact.objects.filter(session=session, output__run=run))
     output_of = {artefact.pk: artefact.output_id for artefact in artefacts}
-    finals: dict[int, str | None] = {}
+    finals: dict[int, dict[str, str | None]] = {}
     for value in submitted_field_values(artefacts):
-        if value.unit_key == unit_key and value.field == field and not value.moot:
-            output = output_of[value.artefact_id]
-            if output is not None:
-                finals[output] = value.final
+        output = output_of[value.artefact_id]
+        if value.unit_key == unit_key and value.field in fields and output is not None:
+            unit = finals.setdefault(output, {})
+            if not value.moot:
+                unit[value.field] = value.final
     return finals

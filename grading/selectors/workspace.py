@@ -31,6 +31,7 @@ from grading.selectors.artefacts import (
     artefact_label,
     artefact_text,
     grades_of,
+    label_choices,
     task_context,
     units_of,
 )
@@ -49,6 +50,7 @@ FIELD_TITLES = {
     "severity": "Severity",
     "value_add": "Value added",
     "label_correct": "Classification correct",
+    "correct_label": "Right label",
     "acceptable": "Acceptable as is",
 }
 
@@ -238,6 +240,8 @@ class Workspace:
     grades: dict[str, dict[str, str]]
     missing: list[tuple[str, str]]
     verdicts: list[UnitView] = field(default_factory=list)
+    #: The labels an open field (the right label) offers; empty unless the label is asked.
+    label_set: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -315,10 +319,17 @@ def choice_keys(spec: Field) -> list[tuple[str, str]]:
     ]
 
 
-def _fields(unit_key: str, kind: str, unit_grades: dict[str, str]) -> list[FieldView]:
+def _fields(
+    unit_key: str, kind: str, unit_grades: dict[str, str], labels: tuple[str, ...] = ()
+) -> list[FieldView]:
     views = []
     for spec in FIELDS_BY_KIND[kind]:
         value = unit_grades.get(spec.name, "")
+        # an open field offers the task set's label set, typed by its place (1, 2, ...)
+        values = spec.values or labels
+        keys = (
+            choice_keys(spec) if spec.values else [(str(n), "") for n in range(1, len(labels) + 1)]
+        )
         views.append(
             FieldView(
                 unit_key=unit_key,
@@ -330,7 +341,7 @@ def _fields(unit_key: str, kind: str, unit_grades: dict[str, str]) -> list[Field
                 choices=[
                     Choice(v, label, digit, letter, v == value)
                     for v, label, (digit, letter) in zip(
-                        spec.values, spec.labels, choice_keys(spec), strict=True
+                        values, spec.labels or values, keys, strict=True
                     )
                 ],
             )
@@ -355,13 +366,15 @@ def assignment_workspace(*, assignment: Assignment) -> Workspace:
     elements = {element.element_id: element.text for element in context.key_elements}
     items = {item.item_id: item for item in context.guidance_items}
 
+    labels = label_choices(artefact)
+
     def view(unit: ArtefactUnit) -> UnitView:
         return UnitView(
             key=unit.key,
             kind=unit.kind,
             number=unit.position,
             text=unit.text,
-            fields=_fields(unit.key, unit.kind, grades.get(unit.key, {})),
+            fields=_fields(unit.key, unit.kind, grades.get(unit.key, {}), labels),
             ref_id=unit.ref_id,
         )
 
@@ -405,6 +418,7 @@ def assignment_workspace(*, assignment: Assignment) -> Workspace:
         grades=grades,
         missing=missing_fields([u.key for u in units], grades),
         verdicts=verdicts,
+        label_set=labels,
     )
 
 

@@ -29,7 +29,7 @@ from grading.models import (
     SessionStatus,
 )
 from grading.rubric import field_for, is_asked, missing_fields
-from grading.selectors.artefacts import grades_of, units_of
+from grading.selectors.artefacts import grades_of, label_choices, units_of
 from grading.services.adjudication import FinalValue, adjudications_record
 from grading.services.sequential import sequential_after_final
 
@@ -67,6 +67,7 @@ def _elapsed(seconds: float) -> float:
 
 def _check_changes(assignment: Assignment, changes: Sequence[GradeChange]) -> None:
     keys = {u.key for u in units_of([assignment.artefact])[assignment.artefact_id]}
+    labels: tuple[str, ...] = ()
     for n, change in enumerate(changes):
         if change.unit_key not in keys:
             raise ServiceError(
@@ -75,8 +76,10 @@ def _check_changes(assignment: Assignment, changes: Sequence[GradeChange]) -> No
             )
         try:
             spec = field_for(change.unit_key, change.field)
+            if spec.open and change.value and not labels:
+                labels = label_choices(assignment.artefact)
             if change.value:
-                spec.check(change.value)
+                spec.check(change.value, labels)
         except ValueError as error:
             raise ServiceError(f"changes[{n}].{error}", field=f"changes[{n}]") from None
 

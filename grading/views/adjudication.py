@@ -162,7 +162,9 @@ def _after_record(
     recorded = outcome.recorded
     for adjudication in recorded[:_LISTED]:
         spec = field_for(adjudication.unit_key, adjudication.field)
-        label = dict(zip(spec.values, spec.labels, strict=True))[adjudication.value]
+        label = dict(zip(spec.values, spec.labels, strict=True)).get(
+            adjudication.value, adjudication.value
+        )
         messages.success(
             request, f"{adjudication.unit_key} {spec.name}: the final value is {label}."
         )

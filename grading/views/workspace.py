@@ -65,7 +65,11 @@ def workspace_view(request: HttpRequest, public_id: str) -> HttpResponse:
         "closed": config["closed"],
         "failure": failure,
         "failure_missing": [d for d in (failure.details if failure else []) if "unit_key" in d],
-        "rubric": [(FIELD_TITLES[spec.name], spec.question) for spec in FIELDS],
+        "rubric": [
+            (FIELD_TITLES[spec.name], spec.question)
+            for spec in FIELDS
+            if spec.unit_kind in {unit.kind for unit in workspace.units}
+        ],
     }
     return render(request, "grading/workspace.html", context, status=400 if failure else 200)
 

@@ -131,3 +131,49 @@ def test_updating_a_draft_keeps_the_success_rule(personas):
     )
     without.refresh_from_db()
     assert without.success_rule is None
+
+
+def test_a_charter_asks_optional_rubric_fields_in_rubric_order_and_stores_them(personas):
+    text = RULE_YAML.format(rule="human_acceptable", k=4) + (
+        "rubric_fields: [acceptable, label_correct]\n"
+    )
+    document = document_from_text(text, fmt="yaml")
+    assert document["rubric_fields"] == ["label_correct", "acceptable"]
+    draft = charter_create(actor=personas.owner, use_case=personas.use_case, document=document)
+    draft.refresh_from_db()
+    assert draft.rubric_fields == ["label_correct", "acceptable"]
+    assert charter_document_build(charter=draft)["rubric_fields"] == ["label_correct", "acceptable"]
+    # The editor's checkboxes give the same list.
+    fields = {
+        "treatment-pass_hat_k": "gated",
+        "theta_out-pass_hat_k": "60",
+        "theta_in-pass_hat_k": "80",
+        "weight-pass_hat_k": "1",
+        "repeats_k": "4",
+        "rubric_field_acceptable": "on",
+    }
+    from_form, issues = document_from_form(fields, ["pass_hat_k"])
+    assert issues == [] and from_form["rubric_fields"] == ["acceptable"]
+
+
+def test_a_charter_without_rubric_fields_keeps_its_canonical_json(personas):
+    document = document_from_text(RULE_YAML.format(rule="recorded", k=2), fmt="yaml")
+    draft = charter_create(actor=personas.owner, use_case=personas.use_case, document=document)
+    assert "rubric_fields" not in canonical_json(charter_document_build(charter=draft))
+
+
+@pytest.mark.parametrize(
+    ("value", "field", "words"),
+    [
+        ("[sensible]", "rubric_fields[0]", "expected one of label_correct, acceptable"),
+        ("[acceptable, acceptable]", "rubric_fields[1]", "acceptable is listed twice"),
+        ("{acceptable: true}", "rubric_fields", "expected a list of field names"),
+    ],
+)
+def test_an_unknown_or_repeated_rubric_field_is_refused_naming_it(value, field, words):
+    text = RULE_YAML.format(rule="recorded", k=2) + f"rubric_fields: {value}\n"
+    with pytest.raises(CharterDocumentError) as raised:
+        document_from_text(text, fmt="yaml", source="charter.yaml")
+    [issue] = raised.value.issues
+    assert issue.field == field and words in issue.message
+    assert issue.line == 11

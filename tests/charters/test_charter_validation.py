@@ -447,8 +447,63 @@ def test_gating_accuracy_needs_a_task_set_with_gold_labels_named_in_the_error(do
     assert validate(a2, autonomy=2, consequence=3).ok
 
 
-def test_gating_pass_hat_k_on_human_acceptable_is_refused_while_the_rubric_cannot_ask_it(document):
+def test_gating_pass_hat_k_on_human_acceptable_needs_the_acceptable_field_asked(document):
     a2 = a2_document(document, pass_hat_k=GATE, accuracy=INFO)
     a2["success_rule"] = "human_acceptable"
-    [message] = errors_at(validate(a2, autonomy=2, consequence=3), "success_rule")
+    [message] = errors_at(validate(a2, autonomy=2, consequence=3), "rubric_fields")
     assert message.startswith("pass_hat_k reads success by human_acceptable")
+    assert "does not ask 'acceptable'" in message and "add acceptable to rubric_fields" in message
+    a2["rubric_fields"] = ["acceptable"]
+    report = validate(a2, autonomy=2, consequence=3)
+    assert report.ok
+    [census] = [i.message for i in report.issues if i.field == "metrics[pass_hat_k]"]
+    assert "all K repeats of each task" in census and "no estimate" in census
+
+
+def test_informational_success_metrics_on_human_acceptable_only_warn(document):
+    a2 = a2_document(document, pass_hat_k=INFO, accuracy=INFO)
+    a2["success_rule"] = "human_acceptable"
+    report = validate(a2, autonomy=2, consequence=3)
+    assert report.ok
+    warned = [i for i in report.issues if i.field == "rubric_fields" and i.level == "warning"]
+    assert {i.message.split()[0] for i in warned} == {
+        "pass_hat_k",
+        "dispersion",
+        "cost_per_successful_task",
+    }
+
+
+def test_classification_graded_by_humans_needs_label_correct_and_a_label_set(document):
+    a2 = a2_document(document, pass_hat_k=INFO, accuracy={**GATE, "grading": ["H"]})
+    [message] = errors_at(validate(a2, autonomy=2, consequence=3), "rubric_fields")
+    assert message.startswith("classification_accuracy is graded by humans (grading H)")
+    a2["rubric_fields"] = ["label_correct"]
+    assert validate(a2, autonomy=2, consequence=3).ok
+    # Graded by humans, accuracy needs no gold label, but graders must be shown a label.
+    report = charter_validate(
+        a2, autonomy=2, consequence=3, today=TODAY, task_sets=[supply(label_set=True)]
+    )
+    assert report.ok
+    [missing] = errors_at(
+        charter_validate(a2, autonomy=2, consequence=3, today=TODAY, task_sets=[supply()]),
+        "metrics[classification_accuracy]",
+    )
+    assert "needs a label_set" in missing and "controls v1" in missing
+
+
+def test_human_graded_accuracy_needs_a_planned_n_only_when_humans_grade_it(document):
+    automatic = a2_document(document, pass_hat_k=INFO, accuracy={**GATE, "planned_n": None})
+    assert validate(automatic, autonomy=2, consequence=3).ok
+    automatic["rubric_fields"] = ["label_correct"]
+    [message] = errors_at(
+        validate(automatic, autonomy=2, consequence=3), "metrics[classification_accuracy].planned_n"
+    )
+    assert "is human-graded" in message
+
+
+def test_label_correct_asked_without_a_classification_metric_warns(document):
+    document["rubric_fields"] = ["label_correct"]
+    report = validate(document)
+    assert report.ok
+    [warning] = [i.message for i in report.issues if i.field == "rubric_fields"]
+    assert warning.startswith("label_correct is asked of graders, but the charter has no")

@@ -21,8 +21,21 @@ from __future__ import annotations
 from math import comb
 
 import pytest
+from sklearn.metrics import f1_score
 
-from demo.testing.verdicts import ACCEPTABLE, GOLD, PLAN, K, grade, grade_session, planted
+from demo.testing.verdicts import (
+    ACCEPTABLE,
+    GOLD,
+    LABELS,
+    PLAN,
+    C,
+    K,
+    N,
+    P,
+    grade,
+    grade_session,
+    planted,
+)
 from demo.testing.verdicts import make_verdict_world as world_made
 from grading.models import Assignment
 from metrics.selectors import charter_estimates, reliability_estimates
@@ -67,8 +80,10 @@ def test_accuracy_is_read_from_the_graders_verdicts_not_from_gold(world):
 
     def doubting(output, unit_key, field):
         # The graders judge C-1's "compliant" wrong although it equals the frozen gold label.
-        if field == "label_correct" and output.task.external_id == "C-1":
+        if output.task.external_id == "C-1" and field == "label_correct":
             return "N"
+        if output.task.external_id == "C-1" and field == "correct_label":
+            return P
         return planted(output, unit_key, field)
 
     grade_session(session, doubting)
@@ -82,9 +97,17 @@ def test_accuracy_is_read_from_the_graders_verdicts_not_from_gold(world):
     assert accuracy.mode == "H" and accuracy.n == 5
     assert accuracy.kappa == pytest.approx(1.0)
     assert any(note.startswith("agreement rule") for note in accuracy.notes)
+    # macro-F1 of the output's label against the graders' right label (C-1: P; C-5: N)
+    right = [P, P, N, C, N]
+    predicted = [first[t] for t in PLAN]
+    # by hand: F1(C) = 2·1/(2·1+2+0) = 1/2, F1(P) = F1(N) = 2·1/(2·1+0+1) = 2/3
+    assert f1_score(right, predicted, labels=list(LABELS), average="macro") == pytest.approx(
+        (1 / 2 + 2 / 3 + 2 / 3) / 3
+    )
     macro = estimates["classification_macro_f1"]
-    assert not macro.has_value and macro.mode == "H"
-    assert "right label of each output graded incorrect" in macro.reason
+    assert macro.mode == "H" and macro.n == 5
+    assert macro.point == pytest.approx(100 * (1 / 2 + 2 / 3 + 2 / 3) / 3)
+    assert any("class 'partially compliant'" in note for note in macro.notes)
 
 
 def test_a_sample_of_outputs_leaves_pass_k_without_an_estimate_and_says_why(world):

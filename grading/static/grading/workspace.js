@@ -55,10 +55,11 @@
     }
 
     // Mirrors grading.rubric.is_asked: supported only of assertive sentences, severity only
-    // of breached guidance items.
+    // of breached guidance items, the right label only of a label graded not correct.
     function isAsked(field, values) {
       if (field === "supported") return values.assertive !== "N";
       if (field === "severity") return values.guidance === "TP" || values.guidance === "FN";
+      if (field === "correct_label") return values.label_correct === "N";
       return true;
     }
 
