@@ -225,7 +225,7 @@ def charter_validate(
         return report
     _check_classification(document, autonomy, consequence, intensity, report)
     scalars = _check_scalars(document, report)
-    gated = _check_metrics(document.get("metrics"), autonomy, report)
+    gated = _check_metrics(document.get("metrics"), autonomy, _asked(document), report)
     _check_weights(gated, report)
     _check_alternatives(document.get("alternative_weights"), gated, report)
     _check_intensity(gated, scalars, intensity, _asked(document), report)
@@ -489,7 +489,9 @@ def _check_scalars(document: Mapping[str, Any], report: ValidationReport) -> dic
     return values
 
 
-def _check_metrics(raw: Any, autonomy: int, report: ValidationReport) -> list[_Gated]:
+def _check_metrics(
+    raw: Any, autonomy: int, asked: Sequence[str], report: ValidationReport
+) -> list[_Gated]:
     known = catalogue()
     gated: list[_Gated] = []
     covered: set[str] = set()
@@ -528,7 +530,7 @@ def _check_metrics(raw: Any, autonomy: int, report: ValidationReport) -> list[_G
         metric = known[metric_id]
         path = f"metrics[{metric_id}]"
         _check_catalogue_fields(entry, metric, path, report)
-        _check_agreement_rule(entry, metric, path, report)
+        _check_agreement_rule(entry, metric, path, asked, report)
         treatment = entry.get("treatment")
         if treatment == GATED:
             covered.add(metric_id)
@@ -617,12 +619,16 @@ def _check_catalogue_fields(
 
 
 def _check_agreement_rule(
-    entry: Mapping[str, Any], metric: CatalogueMetric, path: str, report: ValidationReport
+    entry: Mapping[str, Any],
+    metric: CatalogueMetric,
+    path: str,
+    asked: Sequence[str],
+    report: ValidationReport,
 ) -> None:
     """A pre-registered agreement rule belongs to a metric with human labels (SPEC §5.1)."""
     if entry.get("agreement") is None:
         return
-    if not metric.human_graded or not metric.criteria:
+    if not metric.human_graded_when(asked) or not metric.criteria:
         report.add(
             "error",
             f"{path}.agreement",
