@@ -9,22 +9,22 @@ artefact-level questions a charter asks only when it needs them (its ``rubric_fi
 session freezes which of these it asks on each artefact (``SessionArtefact.asks``), so what
 is asked, missing or agreed is decided by the artefact's units alone.
 
-=============  ===============  =====================================  ===========  =======
-unit           field            values                                 shortcut     level
-=============  ===============  =====================================  ===========  =======
-sentence       ``assertive``    Y / N                                  a: y n       nominal
-sentence       ``supported``    fully / partially / not                s: f p n     ordinal
-sentence       ``relevant``     Y / N                                  r: y n       nominal
-cited chunk    ``citation``     strict / lenient / not                 c: s l n     ordinal
-key element    ``key_element``  present_correct / present_wrong /      1 2 3        nominal
-                                absent
-guidance item  ``guidance``     TP / FP / FN / correct                 t f m o      nominal
-guidance item  ``severity``     low / medium / high (breaches only)    l m h        ordinal
-artefact       ``value_add``    0 / 1 / 2                              0 1 2        ordinal
-label          ``label_correct``  Y / N (the output's label is shown)  y n          nominal
-label          ``correct_label``  the task set's labels (if "N")       1 2 …        nominal
-acceptability  ``acceptable``   Y / N                                  y n          nominal
-=============  ===============  =====================================  ===========  =======
+=============  =================  =====================================  ========  =======
+unit           field              values                                 shortcut  level
+=============  =================  =====================================  ========  =======
+sentence       ``assertive``      Y / N                                  a: y n    nominal
+sentence       ``supported``      fully / partially / not                s: f p n  ordinal
+sentence       ``relevant``       Y / N                                  r: y n    nominal
+cited chunk    ``citation``       strict / lenient / not                 c: s l n  ordinal
+key element    ``key_element``    present_correct / present_wrong /      1 2 3     nominal
+                                  absent
+guidance item  ``guidance``       TP / FP / FN / correct                 t f m o   nominal
+guidance item  ``severity``       low / medium / high (breaches only)    l m h     ordinal
+artefact       ``value_add``      0 / 1 / 2                              0 1 2     ordinal
+label          ``label_correct``  Y / N (the artefact's label is shown)  y n       nominal
+label          ``correct_label``  the task set's labels (after N)        1 2 ...   nominal
+acceptability  ``acceptable``     Y / N                                  y n       nominal
+=============  =================  =====================================  ========  =======
 
 ``supported`` is asked only of assertive sentences, ``severity`` only of guidance items
 graded TP or FN (a breach) and ``correct_label`` only of a label graded not correct: a
