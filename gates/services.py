@@ -16,7 +16,7 @@ from django.db import transaction
 from audit.canonical import canonical_json, canonical_value, sha256_hex
 from audit.selectors import audit_head
 from audit.services import audit_record
-from charters.catalogue import catalogue, catalogue_metric
+from charters.catalogue import RUBRIC_LABEL_CORRECT, catalogue, catalogue_metric
 from charters.models import Charter, Role, Stage, UseCase
 from charters.models.charters import Treatment
 from charters.permissions import require_role
@@ -36,7 +36,7 @@ from grading.models import GradingSession, OversightStudy
 from grading.selectors.agreement import metric_verdicts
 from grading.selectors.oversight import oversight_results
 from grading.selectors.sessions import session_detail, session_grade_rows
-from metrics.classification import run_classification, run_labels
+from metrics.classification import human_run_labels, run_classification, run_labels
 from metrics.estimate import MetricEstimate
 from metrics.evidence import RunEvidenceSource, unit_metric_evidence
 from metrics.selectors import SUCCESS_METRICS, charter_estimates
@@ -457,7 +457,13 @@ def structured_evidence(
     that reads success (pass^k, dispersion, cost per successful task).
     """
     metric_ids = set(charter.metrics.values_list("metric_id", flat=True))
-    summary = run_classification(labels=run_labels(run=run))
+    # Classification graded by humans: the graders' right labels stand where gold would.
+    labels = (
+        human_run_labels(run=run, session=session)
+        if RUBRIC_LABEL_CORRECT in (charter.rubric_fields or ())
+        else run_labels(run=run)
+    )
+    summary = run_classification(labels=labels)
     classification = summary.as_dict() if summary is not None else None
     success = None
     if metric_ids & SUCCESS_METRICS:

@@ -218,6 +218,23 @@ def human_label_grades(*, run: Run, session: GradingSession) -> HumanLabelGrades
     )
 
 
+def human_run_labels(*, run: Run, session: GradingSession | None) -> RunLabels | None:
+    """Return the graded tasks' labels against the graders' right labels, for the confusion
+    matrix of a charter that grades classification by humans (None without a session, or
+    while a disagreement awaits its adjudicator)."""
+    if session is None:
+        return None
+    grades = human_label_grades(run=run, session=session)
+    if grades.disputed or not grades.task_ids:
+        return None
+    return RunLabels(
+        labels=grades.labels,
+        task_ids=grades.task_ids,
+        gold=grades.right,
+        predicted=grades.predicted,
+    )
+
+
 def human_classification_estimate(
     *,
     metric_id: str,
