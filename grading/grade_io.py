@@ -76,6 +76,8 @@ class ArtefactSpec:
     task_id: str
     unit_keys: tuple[str, ...]
     graders: frozenset[str]
+    #: The values of an open field (the right label): the task set's label set, if asked.
+    labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +289,8 @@ class GradeFileReader(JsonlReader[GradeRecord]):
             if not isinstance(unit, dict):
                 self.add_error(number, path, f"expected an object of fields, got {json_kind(unit)}")
                 continue
-            grades[unit_key] = self._unit(number, path, unit_key, unit)
+            labels = spec.labels if spec is not None else ()
+            grades[unit_key] = self._unit(number, path, unit_key, unit, labels)
         if not submitting:
             return grades
         for unit_key, unit in grades.items():
@@ -312,7 +315,14 @@ class GradeFileReader(JsonlReader[GradeRecord]):
             )
         return grades
 
-    def _unit(self, number: int, path: str, unit_key: str, unit: dict[str, Any]) -> dict[str, str]:
+    def _unit(
+        self,
+        number: int,
+        path: str,
+        unit_key: str,
+        unit: dict[str, Any],
+        labels: tuple[str, ...] = (),
+    ) -> dict[str, str]:
         values: dict[str, str] = {}
         for name, value in unit.items():
             try:
@@ -328,7 +338,7 @@ class GradeFileReader(JsonlReader[GradeRecord]):
                 )
                 continue
             try:
-                spec.check(value)
+                spec.check(value, labels)
             except ValueError as error:
                 self.add_error(number, f"{path}.{name}", str(error).partition(": ")[2])
                 continue

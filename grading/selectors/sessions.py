@@ -19,6 +19,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Avg, Count, Max, Min, Q, QuerySet
 from django.http import Http404
 
+from charters.catalogue import RUBRIC_LABEL_CORRECT
 from charters.models import Charter, Role, Task, UseCase
 from charters.models.tasks import Split
 from charters.permissions import use_case_for, user_roles
@@ -395,6 +396,8 @@ def grade_catalogue(*, session: GradingSession) -> tuple[dict[str, ArtefactSpec]
     """Return what a grades file is checked against: each artefact's spec, and the graders."""
     artefacts = list(session.artefacts.select_related("task", "output").order_by("pk"))
     units = units_of(artefacts)
+    asking = any(a.asks and RUBRIC_LABEL_CORRECT in a.asks for a in artefacts)
+    labels = tuple(session.task_set.label_set or ()) if asking else ()  # correct_label's values
     assigned: dict[int, set[str]] = defaultdict(set)
     for artefact_id, username in session.assignments.values_list("artefact_id", "grader__username"):
         assigned[artefact_id].add(username)
@@ -403,6 +406,7 @@ def grade_catalogue(*, session: GradingSession) -> tuple[dict[str, ArtefactSpec]
             task_id=a.task.external_id,
             unit_keys=tuple(unit.key for unit in units[a.pk]),
             graders=frozenset(assigned[a.pk]),
+            labels=labels if a.asks and RUBRIC_LABEL_CORRECT in a.asks else (),
         )
         for a in artefacts
     }

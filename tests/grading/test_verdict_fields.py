@@ -8,14 +8,18 @@ the label shown is the artefact's own, and nothing says which σ or run it came 
 
 from __future__ import annotations
 
+import json
 import re
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
 from demo.testing.grading import make_world
-from demo.testing.verdicts import GOLD, LABELS, make_verdict_world, planted
+from demo.testing.verdicts import GOLD, LABELS, grade_session, make_verdict_world, planted
 from enterpriseval.errors import ServiceError
 from grading.models import Assignment
 from grading.rubric import FIELDS_BY_KIND, is_asked
@@ -165,3 +169,35 @@ def test_the_verdict_fields_reveal_no_provenance_in_the_page_or_the_api(world):
             for secret in secrets:
                 assert secret not in text, f"{secret!r} shown to a grader"
             assert f'"id": {assignment.artefact.output_id}' not in text
+
+
+def run_command(name: str, world, *options: str) -> tuple[str, str, CommandError | None]:
+    stdout, stderr = StringIO(), StringIO()
+    arguments = ["--use-case", world.use_case.key, "--session", world.session.public_id]
+    try:
+        call_command(name, *arguments, *options, stdout=stdout, stderr=stderr)
+    except CommandError as error:
+        return stdout.getvalue(), stderr.getvalue(), error
+    return stdout.getvalue(), stderr.getvalue(), None
+
+
+def test_the_cli_exports_the_verdicts_and_refuses_a_right_label_outside_the_set(world, tmp_path):
+    grade_session(world.session)
+    out, _err, failure = run_command("grades_export", world, "--final")
+    assert failure is None
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 6
+    for line in lines:
+        assert set(line["grades"]["label"]) <= {"label_correct", "correct_label"}
+        assert line["grades"]["acceptable"]["acceptable"] in ("Y", "N")
+    out, _err, failure = run_command("grades_export", world)
+    line = json.loads(out.splitlines()[0])
+    line["grades"]["label"] = {"label_correct": "N", "correct_label": "effective"}
+    path = tmp_path / "grades.jsonl"
+    path.write_text(json.dumps({**line, "revise": True, "reason": "second look"}) + "\n")
+    _out, err, failure = run_command(
+        "grades_import", world, "--file", str(path), "--as", world.owner.username
+    )
+    assert failure is not None
+    assert "grades.label.correct_label" in err
+    assert "value must be one of compliant, partially compliant, non-compliant" in err
