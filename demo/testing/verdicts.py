@@ -212,6 +212,16 @@ def planted(output: Output, unit_key: str, field: str) -> str:
     return FIELDS_BY_NAME[field].values[0]
 
 
+def doubting(output: Output, unit_key: str, field: str) -> str:
+    """Answer as :func:`planted`, except that C-1's "compliant" (its gold label) is judged
+    wrong, the right label being "partially compliant"."""
+    if output.task.external_id == "C-1" and field == "label_correct":
+        return "N"
+    if output.task.external_id == "C-1" and field == "correct_label":
+        return P
+    return planted(output, unit_key, field)
+
+
 def grade(assignment: Assignment, choose: Choose = planted, *, submit: bool = True) -> None:
     """Grade every asked field of ``assignment`` with ``choose``; submit it."""
     output = assignment.artefact.output

@@ -32,6 +32,7 @@ from demo.testing.verdicts import (
     K,
     N,
     P,
+    doubting,
     grade,
     grade_session,
     planted,
@@ -77,15 +78,7 @@ def test_pass_k_is_read_from_the_adjudicated_acceptable_grades_by_hand(world):
 
 def test_accuracy_is_read_from_the_graders_verdicts_not_from_gold(world):
     session = world.sample()
-
-    def doubting(output, unit_key, field):
-        # The graders judge C-1's "compliant" wrong although it equals the frozen gold label.
-        if output.task.external_id == "C-1" and field == "label_correct":
-            return "N"
-        if output.task.external_id == "C-1" and field == "correct_label":
-            return P
-        return planted(output, unit_key, field)
-
+    # The graders judge C-1's "compliant" wrong although it equals the frozen gold label.
     grade_session(session, doubting)
     estimates = charter_estimates(charter=world.charter, run=world.run, session=session)
     accuracy = estimates["classification_accuracy"]
