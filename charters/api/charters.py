@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from charters.catalogue import OPTIONAL_RUBRIC_FIELDS, SUCCESS_RULES
 from charters.charter_document import (
     CharterDocumentError,
     document_from_text,
@@ -157,6 +158,16 @@ class CharterDocumentSerializer(serializers.Serializer[dict[str, Any]]):
     confidence = serializers.FloatField(required=False)
     kappa_target = serializers.FloatField(required=False)
     repeats_k = serializers.IntegerField(required=False)
+    success_rule = serializers.ChoiceField(
+        choices=list(SUCCESS_RULES),
+        required=False,
+        help_text="How one output is judged a success (SPEC §4.1); absent: not stated.",
+    )
+    rubric_fields = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(OPTIONAL_RUBRIC_FIELDS)),
+        required=False,
+        help_text="Optional rubric fields graders are asked (SPEC §4.1); absent: none.",
+    )
     alternative_weights = serializers.DictField(
         child=serializers.DictField(child=serializers.FloatField()), required=False
     )

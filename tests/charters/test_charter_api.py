@@ -403,3 +403,19 @@ def test_the_openapi_schema_validates_without_warnings(tmp_path):
     target = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
     assert "/api/v1/use-cases/{key}/charters/{version}/validate/" in target.read_text()
+
+
+def test_the_api_reads_and_returns_the_optional_rubric_fields_and_their_rule(personas):
+    text = EXAMPLE.read_text(encoding="utf-8") + "rubric_fields: [acceptable]\n"
+    response = api(personas.owner).post(
+        url("api-charter-list"), text.encode(), content_type="application/yaml"
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["document"]["rubric_fields"] == ["acceptable"]
+    wrong = text.replace("rubric_fields: [acceptable]", "rubric_fields: [acceptible]")
+    refused = api(personas.owner).post(
+        url("api-charter-list"), wrong.encode(), content_type="application/yaml"
+    )
+    assert refused.status_code == 400
+    assert "rubric_fields[0]" in json.dumps(refused.json())
