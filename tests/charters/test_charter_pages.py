@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -304,6 +305,20 @@ def test_saving_the_editor_updates_the_draft(personas, draft, document):
     assert charter.nu_max == 2.5
     assert charter.metrics.get(metric_id="hallucination_rate").theta_in == 4
     assert charter.metrics.count() == 13
+
+
+def test_the_editor_asks_the_optional_rubric_fields_by_checkbox(personas, draft, document):
+    page = client_for(personas.owner).get(url("charter-edit")).content.decode()
+    assert 'name="rubric_field_label_correct"' in page and 'name="rubric_field_acceptable"' in page
+    data = editor_form(document, rubric_field_acceptable="on")
+    response = client_for(personas.owner).post(url("charter-edit"), data)
+    assert response.status_code == 302
+    assert Charter.objects.get().rubric_fields == ["acceptable"]
+    again = client_for(personas.owner).get(url("charter-edit")).content.decode()
+    assert re.search(r'name="rubric_field_acceptable"\s+checked', again)
+    assert not re.search(r'name="rubric_field_label_correct"\s+checked', again)
+    detail = client_for(personas.owner).get(url("charter-version", version=1)).content.decode()
+    assert '<span class="mono">acceptable</span>' in detail
 
 
 def test_the_editor_creates_v1_when_there_is_no_charter(personas, document):
