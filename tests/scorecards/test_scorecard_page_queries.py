@@ -31,10 +31,10 @@ SIGNED_PAGE = 8
 # σ's model's latest EGI result, the decision.record audit entry (and one more, the session's
 # grading_session.create entry, when the decision rests on a grading session)
 DRAFT_PAGE = 17
-# A draft of a decision recorded from the evidence (a judge and a closed session): the same and
-# the graded outputs of this σ (the session's artefacts, assignments, grades, adjudications),
-# the task set's graded tasks, the session's grading_session.create entry. Whatever the outputs.
-COMPUTED_DRAFT_PAGE = 23
+# A draft of a decision recorded from the evidence (decision_create, on a closed session): the
+# run's pass^k and counts read from the decision's record instead of the run's outputs (four
+# fewer), and the session's grading_session.create entry. Whatever the outputs.
+COMPUTED_DRAFT_PAGE = 14
 
 
 @pytest.fixture
