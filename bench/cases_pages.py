@@ -87,6 +87,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def modes_of(repetition: int) -> tuple[str, ...]:
+    """Return the modes in the order repetition ``repetition`` requests them: each mode goes
+    first in turn, so none is always measured right after another's cache state."""
+    turn = repetition % len(MODES)
+    return MODES[turn:] + MODES[:turn]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="repetitions (≥ 3)")
@@ -179,9 +186,8 @@ def measure(
         get(page)
     load = os.getloadavg()[0]
     for repetition in range(options.repeats):
-        modes = MODES[repetition % len(MODES) :] + MODES[: repetition % len(MODES)]
         for page in pages:
-            for name in modes:
+            for name in modes_of(repetition):
                 found = samples[(page.name, name)]
                 count = options.requests if name == "warm" else options.cold_requests
                 times = []

@@ -104,3 +104,15 @@ def test_fewer_than_three_repetitions_are_refused():
     case = Case("c", clock.side("A", [1.0], 0), clock.side("B", [1.0], 0))
     with pytest.raises(ValueError, match="repetitions: at least 3"):
         measure(case, 2, clock=clock)
+
+
+def test_the_pages_bench_rotates_its_modes_and_reads_percentiles_as_numpy():
+    from bench.cases_pages import MODES, modes_of, percentile
+
+    orders = [modes_of(r) for r in range(4)]
+    assert orders[0] == MODES and orders[3] == MODES
+    assert [order[0] for order in orders[:3]] == list(MODES)  # each mode first once
+    rng = np.random.default_rng(18)
+    values = list(rng.lognormal(-3.0, 0.5, size=97))
+    for q in (0.5, 0.95, 0.99):
+        assert percentile(values, q) == pytest.approx(float(np.percentile(values, 100 * q)))
