@@ -48,6 +48,7 @@ TARGET_S = 0.050
 MODES = ("reference", "cold", "warm")
 # Each response carries a fresh CSRF token; everything else must be byte-identical.
 CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
+PLOT = re.compile(rb'src="(data:image/svg\+xml;base64,[^"]+)"')
 DUMMY_CACHE = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
 
 
@@ -192,6 +193,8 @@ def measure(
                 count = options.requests if name == "warm" else options.cold_requests
                 times = []
                 with mode(name) as before:
+                    if name == "warm":
+                        get(page)  # another page's cold mode emptied the cache: fill it again
                     for _ in range(count):
                         before()
                         started, cpu = time.perf_counter(), time.process_time()
@@ -219,7 +222,7 @@ def report(pages: list[Page], samples: dict[tuple[str, str], Samples]) -> bool:
         f"\n{first.outputs} outputs and {first.units} units per run; load average "
         f"{samples[(first.name, 'warm')].load:.1f} on {os.cpu_count()} CPUs\n"
         f"{'page':<34} {'mode':<9} {'p50':>8} {'p95':>8} {'median range':>17} "
-        f"{'CPU p50':>8} {'CPU p95':>8} {'queries':>7}"
+        f"{'CPU p50':>8} {'CPU p95':>8} {'queries':>7} {'plots':>5}"
     )
     for page in pages:
         for name in MODES:
@@ -234,7 +237,7 @@ def report(pages: list[Page], samples: dict[tuple[str, str], Samples]) -> bool:
                 f"{page.name:<34} {name:<9} {ms(statistics.median(found.wall))} {ms(p95)} "
                 f"{ms(low)}–{ms(high).strip():>7} "
                 f"{ms(statistics.median(found.cpu))} {ms(percentile(found.cpu, 0.95))} "
-                f"{found.queries:>7}{verdict}"
+                f"{found.queries:>7} {len(set(PLOT.findall(found.content))):>5}{verdict}"
             )
         same = samples[(page.name, "warm")].content == samples[(page.name, "reference")].content
         if not same:
@@ -339,6 +342,10 @@ def at_size(example: Example, size: int) -> list[Page]:
         f"decisions {first.pk} ({first.status}) and {second.pk} ({second.status})",
         flush=True,
     )
+    for decision in decisions:
+        reasons = decision.record["gate"]["reasons"]
+        if reasons:
+            print(f"  decision {decision.pk}: {reasons[0]}", flush=True)
     key = use_case.key
     compare = reverse("decision-compare", args=[key]) + f"?a={first.pk}&b={second.pk}"
     urls = {
