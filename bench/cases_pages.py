@@ -2,21 +2,25 @@
 
 Builds the demo-size example (``make demo``'s loaders: the credit-memo use case, both σ's
 runs judged offline, the simulated graders' session and the oversight study, the EGI-Bench
-roster) in a scratch database, records both σ's decisions through ``decision_create``, signs
-off the first decision's scorecard and drafts the second's. Then, in each of ``--repeats``
-repetitions, requests every page ``--requests`` times through Django's test client (the whole
-server path: middleware, session, permissions, selectors, template) in three interleaved modes:
+roster) in a scratch database. Then, for each size of ``--outputs`` (1,000 and 10,000 by
+default), tiles both σ's runs to that many outputs (``demo.testing.tiling``: each output
+copied with its units and judge scores; the session's sample stays the demo's), records both
+σ's decisions on them through ``decision_create``, signs off the first decision's scorecard
+and drafts the second's. In each of ``--repeats`` repetitions, it requests every page
+through Django's test client (the whole server path: middleware, session, permissions,
+selectors, template) in three modes, in a rotating order per repetition:
 
 - ``reference``: the cache disabled (a dummy backend), so every request draws its plots: the
   pages as they were before their plots were cached;
 - ``cold``: the cache emptied before each request: a page's first view after it was recorded;
 - ``warm``: the plots in the cache (the product's file cache, in a scratch folder).
 
-Prints, per page and mode, the median and 95th percentile of the server time over all
+Prints, per size, page and mode, the median and 95th percentile of the server time over all
 requests, the range of the repetitions' medians, the process CPU time beside them (what the
 page costs when the machine is not shared) and the page's query count. Target (issue 18):
-the decision page and a signed scorecard's page, warm, p95 < 50 ms. Exits 1 if a warm page
-misses it, or if a page's warm content differs from its reference content.
+the decision page and a signed scorecard's page, warm, p95 < 50 ms at every size. Exits 1 if a
+warm page misses it, if a page's warm content differs from its reference content, or if a
+page's query count changes with the size.
 
 ``--database-url postgres://…/NAME`` measures on PostgreSQL (a scratch ``test_NAME`` is created
 and dropped); by default a scratch SQLite file.
@@ -35,6 +39,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "enterpriseval.test_settings")
@@ -43,14 +48,25 @@ TARGET_S = 0.050
 MODES = ("reference", "cold", "warm")
 # Each response carries a fresh CSRF token; everything else must be byte-identical.
 CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
+PLOT = re.compile(rb'src="(data:image/svg\+xml;base64,[^"]+)"')
 DUMMY_CACHE = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+
+
+DECISION, SIGNED = "decision page", "scorecard page (signed)"
+HELD = (DECISION, SIGNED)  # held to the target (the others are reported)
+ORIGINAL_K: dict[int, int] = {}  # each run's repeats before it was first tiled
 
 
 @dataclass(frozen=True)
 class Page:
     name: str
     url: str
-    held: bool  # held to the target (the others are reported)
+    outputs: int
+    units: int
+
+    @property
+    def held(self) -> bool:
+        return self.name in HELD
 
 
 @dataclass
@@ -60,6 +76,7 @@ class Samples:
     medians: list[float] = field(default_factory=list)  # one per repetition
     queries: int = 0
     content: bytes = b""
+    load: float = 0.0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -71,17 +88,31 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def modes_of(repetition: int) -> tuple[str, ...]:
+    """Return the modes in the order repetition ``repetition`` requests them: each mode goes
+    first in turn, so none is always measured right after another's cache state."""
+    turn = repetition % len(MODES)
+    return MODES[turn:] + MODES[:turn]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="repetitions (≥ 3)")
-    parser.add_argument("--requests", type=int, default=20, help="warm requests per page")
+    parser.add_argument("--requests", type=int, default=30, help="warm requests per page")
     parser.add_argument(
         "--cold-requests", type=int, default=4, help="reference and cold requests per page"
+    )
+    parser.add_argument(
+        "--outputs", default="1000,10000", help="sizes: outputs per run, comma-separated"
     )
     parser.add_argument("--database-url", default="", help="postgres://… (default: SQLite)")
     options = parser.parse_args()
     if options.repeats < 3:
         parser.error("--repeats: at least 3 repetitions")
+    try:
+        options.sizes = sorted({int(size) for size in options.outputs.split(",")})
+    except ValueError:
+        parser.error(f"--outputs: whole numbers separated by commas, got {options.outputs!r}")
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
         os.environ["CACHE_URL"] = f"filecache://{scratch / 'cache'}?max_entries=5000"
@@ -96,34 +127,50 @@ def main() -> int:
             connection.settings_dict["TEST"]["NAME"] = str(scratch / "bench.sqlite3")
         name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
         try:
-            return run(options, scratch)
+            return run(options)
         finally:
             connection.creation.destroy_test_db(name, verbosity=0)
 
 
-def run(options: argparse.Namespace, scratch: Path) -> int:
+def run(options: argparse.Namespace) -> int:
     from django.conf import settings
-    from django.core.cache import cache
     from django.db import connection
     from django.test import Client
+
+    example = build()
+    client = Client()
+    client.force_login(example.reviewer)
+    backend = settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]
+    print(f"{connection.vendor}, {backend} at {settings.CACHES['default']['LOCATION']}")
+    failed = False
+    queries: dict[str, set[int]] = {}
+    for size in options.sizes:
+        pages = at_size(example, size)
+        samples = measure(client, pages, options)
+        failed |= report(pages, samples)
+        for page in pages:
+            queries.setdefault(page.name, set()).add(samples[(page.name, "warm")].queries)
+    for name, counts in queries.items():
+        if len(counts) > 1:
+            print(f"{name}: the query count grows with the size: {sorted(counts)}", file=sys.stderr)
+            failed = True
+    print(f"target: {', '.join(HELD)} warm p95 < {ms(TARGET_S).strip()} at every size")
+    return 1 if failed else 0
+
+
+def measure(
+    client: object, pages: list[Page], options: argparse.Namespace
+) -> dict[tuple[str, str], Samples]:
+    """Request each page in each mode, the modes' order rotating with the repetition."""
+    from django.core.cache import cache
+    from django.db import connection
     from django.test.utils import CaptureQueriesContext, override_settings
 
-    pages, login = build(scratch)
-    client = Client()
-    client.force_login(login)
-    load = os.getloadavg()
-    backend = settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]
-    print(
-        f"{connection.vendor}, {backend} at {settings.CACHES['default']['LOCATION']}; "
-        f"load average {load[0]:.1f} on {os.cpu_count()} CPUs",
-        flush=True,
-    )
-
     def get(page: Page) -> bytes:
-        response = client.get(page.url)
+        response = client.get(page.url)  # type: ignore[attr-defined]
         if response.status_code != 200:
             raise RuntimeError(f"{page.url}: status {response.status_code}")
-        return response.content
+        return bytes(response.content)
 
     @contextmanager
     def mode(name: str) -> Iterator[Callable[[], None]]:
@@ -138,31 +185,44 @@ def run(options: argparse.Namespace, scratch: Path) -> int:
     samples = {(page.name, name): Samples() for page in pages for name in MODES}
     for page in pages:  # warm-up: templates, matplotlib, the first file-cache write
         get(page)
+    load = os.getloadavg()[0]
     for repetition in range(options.repeats):
         for page in pages:
-            for name in MODES:
+            for name in modes_of(repetition):
                 found = samples[(page.name, name)]
                 count = options.requests if name == "warm" else options.cold_requests
                 times = []
                 with mode(name) as before:
+                    if name == "warm":
+                        get(page)  # another page's cold mode emptied the cache: fill it again
                     for _ in range(count):
                         before()
                         started, cpu = time.perf_counter(), time.process_time()
-                        content = get(page)
+                        get(page)
                         times.append(time.perf_counter() - started)
                         found.cpu.append(time.process_time() - cpu)
+                    before()
                     with CaptureQueriesContext(connection) as queries:
                         found.content = CSRF.sub(b"", get(page))
                 found.queries = len(queries.captured_queries)
                 found.wall += times
                 found.medians.append(statistics.median(times))
-                del content
         print(f"repetition {repetition + 1}/{options.repeats} done", flush=True)
+    load = (load + os.getloadavg()[0]) / 2
+    for found in samples.values():
+        found.load = load
+    return samples
 
+
+def report(pages: list[Page], samples: dict[tuple[str, str], Samples]) -> bool:
+    """Print the size's table; return whether a held page missed the target or differs."""
     failed = False
+    first = pages[0]
     print(
-        f"\n{'page':<34} {'mode':<9} {'p50':>8} {'p95':>8} {'median range':>17} "
-        f"{'CPU p50':>8} {'CPU p95':>8} {'queries':>7}"
+        f"\n{first.outputs} outputs and {first.units} units per run; load average "
+        f"{samples[(first.name, 'warm')].load:.1f} on {os.cpu_count()} CPUs\n"
+        f"{'page':<34} {'mode':<9} {'p50':>8} {'p95':>8} {'median range':>17} "
+        f"{'CPU p50':>8} {'CPU p95':>8} {'queries':>7} {'plots':>5}"
     )
     for page in pages:
         for name in MODES:
@@ -177,7 +237,7 @@ def run(options: argparse.Namespace, scratch: Path) -> int:
                 f"{page.name:<34} {name:<9} {ms(statistics.median(found.wall))} {ms(p95)} "
                 f"{ms(low)}–{ms(high).strip():>7} "
                 f"{ms(statistics.median(found.cpu))} {ms(percentile(found.cpu, 0.95))} "
-                f"{found.queries:>7}{verdict}"
+                f"{found.queries:>7} {len(set(PLOT.findall(found.content))):>5}{verdict}"
             )
         same = samples[(page.name, "warm")].content == samples[(page.name, "reference")].content
         if not same:
@@ -188,26 +248,31 @@ def run(options: argparse.Namespace, scratch: Path) -> int:
             reference = statistics.median(samples[(page.name, "reference")].wall)
             warm = statistics.median(samples[(page.name, "warm")].wall)
             print(f"{page.name}: warm median {reference / warm:.0f}× faster than the reference")
-    print(f"target: {', '.join(p.name for p in pages if p.held)} warm p95 < {ms(TARGET_S).strip()}")
-    return 1 if failed else 0
+    return failed
 
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:6.1f} ms"
 
 
-def build(scratch: Path) -> tuple[list[Page], object]:
-    """Load the demo's example, record both decisions, sign off one scorecard, draft another."""
+@dataclass(frozen=True)
+class Example:
+    objects: Any
+    runs: list[Any]
+    session: Any
+    study: Any
+    reviewer: Any
+    owner: Any
+
+
+def build() -> Example:
+    """Load the demo's example: use case, both σ's judged runs, the session, the study."""
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from django.urls import reverse
 
-    from demo.decisions import demo_decisions
     from demo.grading import demo_grading, demo_oversight
     from demo.loaders import demo_evaluation_object, demo_runs
-    from demo.scorecards import committee_fields
-    from scorecards.services import scorecard_create, scorecard_sign_off, scorecard_update
 
     started = time.perf_counter()
     example = Path(settings.BASE_DIR) / "examples" / "credit_memo"
@@ -222,36 +287,74 @@ def build(scratch: Path) -> tuple[list[Page], object]:
     oversight = demo_oversight(objects=objects, runs=runs, log=quiet)
     with open(os.devnull, "w") as devnull:
         call_command("egi_load_roster", stdout=devnull)
-    first, second = demo_decisions(
+    users = get_user_model().objects
+    print(f"built in {time.perf_counter() - started:.0f} s", flush=True)
+    return Example(
         objects=objects,
-        runs=runs,
+        runs=[judged.run for judged in runs],
         session=grading.session,
         study=oversight.study,
-        example_dir=example,
-        log=quiet,
+        reviewer=users.get(username="demo-reviewer"),
+        owner=users.get(username="demo-owner"),
     )
-    reviewer = get_user_model().objects.get(username="demo-reviewer")
+
+
+def at_size(example: Example, size: int) -> list[Page]:
+    """Tile both runs to ``size`` outputs, record both decisions, sign one scorecard off and
+    draft the other; return the pages to request."""
+    from django.urls import reverse
+
+    from charters.models import Charter
+    from demo.scorecards import committee_fields
+    from demo.testing.tiling import tile_run
+    from gates.services import decision_create
+    from runs.models import Unit
+    from runs.services.judging import judge_get_or_create
+    from scorecards.services import scorecard_create, scorecard_sign_off, scorecard_update
+
+    started = time.perf_counter()
+    use_case = example.objects.use_case
+    charter = Charter.objects.frozen().filter(use_case=use_case).order_by("-version")[0]
+    judge = judge_get_or_create(kind="offline")
+    decisions = []
+    for run in example.runs:
+        original_k = ORIGINAL_K.setdefault(run.pk, run.repeats)
+        outputs = tile_run(run, original_k=original_k, size=size)
+        decisions.append(
+            decision_create(
+                actor=example.owner,
+                charter=charter,
+                run=run,
+                session=example.session,
+                judge=judge,
+                oversight_study=example.study,
+            )
+        )
+    first, second = decisions
+    units = Unit.objects.filter(output__run=first.run).count()
+    reviewer = example.reviewer
     signed = scorecard_create(actor=reviewer, decision=first)
     signed = scorecard_update(actor=reviewer, scorecard=signed, changes=committee_fields(first))
     signed = scorecard_sign_off(actor=reviewer, scorecard=signed)
     draft = scorecard_create(actor=reviewer, decision=second)
-    outputs = sum(run.run.items_done for run in runs)
-    units = sum(run.units for run in runs)
     print(
-        f"built in {time.perf_counter() - started:.0f} s: {outputs} outputs, {units} units; "
+        f"{outputs} outputs per run: tiled and decided in {time.perf_counter() - started:.0f} s; "
         f"decisions {first.pk} ({first.status}) and {second.pk} ({second.status})",
         flush=True,
     )
-    key = objects.use_case.key
+    for decision in decisions:
+        reasons = decision.record["gate"]["reasons"]
+        if reasons:
+            print(f"  decision {decision.pk}: {reasons[0]}", flush=True)
+    key = use_case.key
     compare = reverse("decision-compare", args=[key]) + f"?a={first.pk}&b={second.pk}"
-    scorecard = "scorecard-detail"
-    pages = [
-        Page("decision page", reverse("decision-detail", args=[key, first.pk]), True),
-        Page("comparison page", compare, False),
-        Page("scorecard page (signed)", reverse(scorecard, args=[key, signed.pk]), True),
-        Page("scorecard page (draft, live)", reverse(scorecard, args=[key, draft.pk]), False),
-    ]
-    return pages, reviewer
+    urls = {
+        DECISION: reverse("decision-detail", args=[key, first.pk]),
+        "comparison page": compare,
+        SIGNED: reverse("scorecard-detail", args=[key, signed.pk]),
+        "scorecard page (draft, live)": reverse("scorecard-detail", args=[key, draft.pk]),
+    }
+    return [Page(name, url, outputs, units) for name, url in urls.items()]
 
 
 if __name__ == "__main__":

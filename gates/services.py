@@ -39,7 +39,7 @@ from grading.selectors.sessions import session_detail, session_grade_rows
 from metrics.classification import human_run_labels, run_classification, run_labels
 from metrics.estimate import MetricEstimate
 from metrics.evidence import RunEvidenceSource, unit_metric_evidence
-from metrics.selectors import SUCCESS_METRICS, charter_estimates
+from metrics.selectors import SUCCESS_METRICS, charter_estimates, reliability_estimates
 from metrics.success import run_successes
 from runs.judges.llm import same_model
 from runs.models import Judge, JudgeKind, JudgeScore, Output, Run, RunStatus
@@ -192,12 +192,14 @@ def decision_record(
     oversight_study: OversightStudy | None = None,
     classification: Mapping[str, Any] | None = None,
     success: Mapping[str, Any] | None = None,
+    run_summary: Mapping[str, Any] | None = None,
 ) -> Decision:
     """Record an immutable decision and the evidence it rests on; computing it unblinds.
 
     ``classification`` (labels, confusion matrix, per-class scores) and ``success`` (the
     success rule, how it was applied to this run, and why it is undetermined) are kept in the
-    record when the run has them (SPEC §4.1).
+    record when the run has them (SPEC §4.1); ``run_summary`` (:func:`run_summary_for`), what
+    the scorecard reports of the run's reliability and sample sizes, when it was computed.
 
     The decision's canonical JSON (estimates, gate result, value estimate and the SHA-256 of
     the evidence) is hashed and stored; an audit entry carries the hash, and an unblinding
@@ -235,6 +237,8 @@ def decision_record(
         record["classification"] = dict(classification)
     if success is not None:
         record["success"] = dict(success)
+    if run_summary is not None:
+        record["run_summary"] = dict(run_summary)
     recorded = _same_decision(run=run, charter=charter, record=record, evidence=evidence)
     if recorded is not None:
         raise ConflictError(
@@ -444,7 +448,50 @@ def decision_compute(
         oversight_study=oversight_study,
         classification=classification,
         success=success,
+        run_summary=run_summary_for(charter=charter, run=run, source=source, session=session),
     )
+
+
+def run_summary_for(
+    *, charter: Charter, run: Run, source: RunEvidenceSource, session: GradingSession | None
+) -> dict[str, Any]:
+    """Return what a scorecard reports of the run beside the estimates, for the record.
+
+    pass^k for k = 1, 2, 4 and K with dispersion (``reliability_estimates``, SPEC §4.1) and
+    the sample sizes: the run's tasks and outputs on its split and the outputs the session
+    graded completely, sampled and could sample. Read once when the decision is made, so a
+    scorecard never reads the run's outputs again (issue 18: flat in the outputs).
+    """
+    records, dispersion, why, successes = reliability_estimates(
+        run=run,
+        confidence=charter.confidence,
+        rule=charter.success_rule,
+        judge=source.judge,
+        session=session,
+    )
+    in_split = run.outputs.filter(task__split=run.split)
+    summary: dict[str, Any] = {
+        "k": run.repeats,
+        "pass_k": {str(k): asdict(record) for k, record in sorted(records.items())},
+        "dispersion": asdict(dispersion) if dispersion is not None else None,
+        "note": why,
+        "success": {
+            "determined": successes.determined,
+            "method": successes.method,
+            "reason": successes.reason,
+        },
+        "tasks": in_split.values("task_id").distinct().count(),
+        "outputs": in_split.count(),
+        "graded": None,
+    }
+    if source.session is not None:
+        labels, pending, _strata = source.final_labels
+        summary["graded"] = {
+            "complete": len(labels),
+            "sampled": len(labels) + pending,
+            "population": len(source.index),
+        }
+    return summary
 
 
 def structured_evidence(

@@ -13,7 +13,7 @@ import datetime as dt
 import functools
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +183,6 @@ def assemble_content(
     decision = scorecard.decision
     use_case = scorecard.use_case
     charter = decision.charter
-    run = decision.run
     record = decision.record
     estimates = {row["metric_id"]: row for row in record["estimates"]}
     gate = record["gate"]
@@ -231,7 +230,7 @@ def assemble_content(
         },
         "gated_metrics": _gated_metrics(gate, estimates, names),
         "informational_metrics": _informational(decision, gate, estimates, names),
-        "reliability": _reliability(run, charter, decision.judge, decision.session),
+        "reliability": _reliability(decision),
         "classification": record.get("classification"),
         "assurance": _assurance(record.get("stress"), use_case.intensity, names),
         "oversight": _oversight(decision, estimates),
@@ -484,22 +483,41 @@ def _estimate_summary(estimate: Mapping[str, Any] | MetricEstimate | None) -> di
     }
 
 
-def _reliability(run: Any, charter: Any, judge: Any, session: Any) -> dict[str, Any]:
-    records, dispersion, why, successes = reliability_estimates(
-        run=run,
-        confidence=charter.confidence,
-        rule=charter.success_rule,
-        judge=judge,
-        session=session,
-    )
-    if successes.determined:
-        basis = f"Success per output ({charter.success_rule}): {successes.method}."
+def _reliability(decision: Decision) -> dict[str, Any]:
+    """Return pass^k by k and dispersion as the decision recorded them (read from the run's
+    outputs now only for a decision recorded before its record kept them)."""
+    charter = decision.charter
+    stored = decision.record.get("run_summary")
+    if stored is not None:
+        records: Mapping[Any, Any] = stored["pass_k"]
+        dispersion = stored["dispersion"]
+        why, successes, k = stored["note"], stored["success"], stored["k"]
+        determined, method, reason = (
+            successes["determined"],
+            successes["method"],
+            successes["reason"],
+        )
     else:
-        basis = f"No pass^k: {successes.reason}."
+        run = decision.run
+        records, dispersion, why, found = reliability_estimates(
+            run=run,
+            confidence=charter.confidence,
+            rule=charter.success_rule,
+            judge=decision.judge,
+            session=decision.session,
+        )
+        determined, method, reason, k = found.determined, found.method, found.reason, run.repeats
+    if determined:
+        basis = f"Success per output ({charter.success_rule}): {method}."
+    else:
+        basis = f"No pass^k: {reason}."
     return {
-        "k": run.repeats,
+        "k": k,
         "success_basis": basis,
-        "pass_k": {str(k): _estimate_summary(record) for k, record in sorted(records.items())},
+        "pass_k": {
+            str(key): _estimate_summary(record)
+            for key, record in sorted(records.items(), key=lambda item: int(item[0]))
+        },
         "dispersion": _estimate_summary(dispersion) if dispersion is not None else None,
         "note": why,
     }
@@ -543,17 +561,23 @@ def _oversight(decision: Decision, estimates: Mapping[str, Mapping[str, Any]]) -
 
 
 def _sample_sizes(decision: Decision, estimates: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    run = decision.run
-    tasks = run.outputs.filter(task__split=run.split).values("task_id").distinct().count()
-    session = decision.session
-    # Outputs of this σ graded completely, never the session's sample across every σ
-    graded = graded_outputs(session=session, run=run) if session is not None else None
+    stored = decision.record.get("run_summary")
+    if stored is not None:
+        tasks, outputs, graded = stored["tasks"], stored["outputs"], stored["graded"]
+    else:  # a decision recorded before its record kept the run's counts
+        run = decision.run
+        in_split = run.outputs.filter(task__split=run.split)
+        tasks, outputs = in_split.values("task_id").distinct().count(), in_split.count()
+        session = decision.session
+        # Outputs of this σ graded completely, never the session's sample across every σ
+        found = graded_outputs(session=session, run=run) if session is not None else None
+        graded = asdict(found) if found is not None else None
     return {
         "tasks": tasks,
-        "outputs": run.outputs.filter(task__split=run.split).count(),
-        "graded_documents": graded.complete if graded is not None else 0,
-        "sampled_documents": graded.sampled if graded is not None else 0,
-        "population": graded.population if graded is not None else None,
+        "outputs": outputs,
+        "graded_documents": graded["complete"] if graded is not None else 0,
+        "sampled_documents": graded["sampled"] if graded is not None else 0,
+        "population": graded["population"] if graded is not None else None,
         "units": [
             {
                 "id": metric_id,

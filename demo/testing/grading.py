@@ -188,3 +188,26 @@ def grade_all_open(session: GradingSession) -> int:
         fill(assignment)
         assignment_submit(actor=assignment.grader, assignment=assignment)
         done += 1
+
+
+def sequential_session(world: GradingWorld, **options: Any) -> GradingSession:
+    """Return a sequential session (SPEC §5.5) on the world's first run: a budget of 10 grades,
+    3 outputs double-graded for agreement, τ 0.5; ``options`` replace those (``judge`` needed)."""
+    from grading.models import SessionMode
+
+    chosen = {
+        "name": "Credit memo round 2",
+        "budget": 10,
+        "agreement_size": 3,
+        "seed": 424242,
+        "tau": 0.5,
+    } | options
+    return session_create(
+        actor=world.owner,
+        use_case=world.use_case,
+        runs=[world.runs[0]],
+        graders=world.graders,
+        adjudicators=[world.adjudicator],
+        mode=SessionMode.SEQUENTIAL,
+        **chosen,
+    )

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from audit.models import AuditEntry
 from charters.models import Charter
-from demo.testing.grading import fill, grade_all_open, make_world
+from demo.testing.grading import fill, grade_all_open, make_world, sequential_session
 from enterpriseval.errors import ServiceError
 from gates.services import decision_create
 from grading.models import (
@@ -39,23 +39,7 @@ def world(db):
 
 
 def sequential(world, **kwargs):
-    options = {
-        "name": "Credit memo round 2",
-        "budget": 10,
-        "agreement_size": 3,
-        "seed": SEED,
-        "tau": 0.5,
-        "judge": world.judge,
-    } | kwargs
-    return session_create(
-        actor=world.owner,
-        use_case=world.use_case,
-        runs=[world.runs[0]],
-        graders=world.graders,
-        adjudicators=[world.adjudicator],
-        mode=SessionMode.SEQUENTIAL,
-        **options,
-    )
+    return sequential_session(world, **({"seed": SEED, "judge": world.judge} | kwargs))
 
 
 def test_it_draws_ahead_and_records_each_q_as_recomputed_from_the_seed(world):

@@ -1,5 +1,6 @@
 """The scorecard page reads in a fixed number of queries, cold or warm, signed or draft, whatever
-the number of outputs its decision's run holds or of metrics the decision records."""
+the number of outputs its decision's run holds or of metrics the decision records (the same
+counts on SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,20 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from demo.testing.decisions import decide, decide_on_a_larger_run, estimates_with_informational
+from charters.models import Charter
+from demo.testing.decisions import (
+    decide,
+    decide_on_a_larger_run,
+    estimates_with_informational,
+    make_decidable_world,
+)
 from demo.testing.grading import make_world
-from demo.testing.scorecards import draft_scorecard, final_scorecard
+from demo.testing.scorecards import COMMITTEE_FIELDS, draft_scorecard, final_scorecard
+from demo.testing.tiling import tile_run
+from gates.services import decision_create
+from runs.models import Output
 from scorecards.models import Scorecard
+from scorecards.services import scorecard_create, scorecard_sign_off, scorecard_update
 
 # session, user, use case, roles, the scorecard with its decision, the re-evaluation flags,
 # the roles again for editing and for signing off
@@ -20,6 +31,10 @@ SIGNED_PAGE = 8
 # σ's model's latest EGI result, the decision.record audit entry (and one more, the session's
 # grading_session.create entry, when the decision rests on a grading session)
 DRAFT_PAGE = 17
+# A draft of a decision recorded from the evidence (decision_create, on a closed session): the
+# run's pass^k and counts read from the decision's record instead of the run's outputs (four
+# fewer), and the session's grading_session.create entry. Whatever the outputs.
+COMPUTED_DRAFT_PAGE = 14
 
 
 @pytest.fixture
@@ -58,3 +73,31 @@ def test_a_drafts_page_reads_in_the_same_queries_whatever_its_run_and_record_hol
     assert larger_run.decision.run.items_done == 5 * small.decision.run.items_done
     for scorecard in (small, larger_run, more):
         views(client, scorecard, DRAFT_PAGE, django_assert_num_queries)
+
+
+def test_scorecard_pages_read_in_the_same_queries_at_four_times_the_outputs(
+    db, django_assert_num_queries
+):
+    """Signed and draft scorecards of decisions recorded from the evidence on both runs,
+    before and after the runs are tiled to four times their outputs (each with its units and
+    judge scores)."""
+    world, judge = make_decidable_world()
+    charter = Charter.objects.get(use_case=world.use_case, version=1)
+    before = Output.objects.filter(run=world.runs[0]).count()
+    client = Client()
+    client.force_login(world.reviewer)
+    for size in (before, 4 * before):
+        decisions = []
+        for run in world.runs:
+            assert tile_run(run, original_k=world.runs[0].repeats, size=size) == size
+            decisions.append(
+                decision_create(
+                    actor=world.owner, charter=charter, run=run, session=world.session, judge=judge
+                )
+            )
+        signed = scorecard_create(actor=world.reviewer, decision=decisions[0])
+        signed = scorecard_update(actor=world.reviewer, scorecard=signed, changes=COMMITTEE_FIELDS)
+        signed = scorecard_sign_off(actor=world.reviewer, scorecard=signed)
+        views(client, signed, SIGNED_PAGE, django_assert_num_queries)
+        draft = scorecard_create(actor=world.reviewer, decision=decisions[1])
+        views(client, draft, COMPUTED_DRAFT_PAGE, django_assert_num_queries)
