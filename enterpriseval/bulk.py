@@ -65,3 +65,36 @@ def ids_reserve(*, model: type[models.Model], count: int) -> list[int]:
             [model._meta.db_table, model._meta.pk.column, count],
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def rows_insert_missing(
+    *, model: type[models.Model], columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> int:
+    """Insert the ``rows`` that break none of ``model``'s unique constraints; return how many.
+
+    A row whose key another row already holds (a concurrent writer's, or an earlier attempt's)
+    is skipped, as ``bulk_create(ignore_conflicts=True)`` skips it, for a fifth of its CPU:
+    on PostgreSQL one ``INSERT … SELECT FROM unnest(<one array per column>) ON CONFLICT DO
+    NOTHING`` statement, elsewhere one ``executemany`` of ``INSERT … ON CONFLICT DO NOTHING``.
+    ``columns`` and the rows' values are as :func:`rows_insert` takes them.
+    """
+    if not rows:
+        return 0
+    table = connection.ops.quote_name(model._meta.db_table)
+    fields = [model._meta.get_field(c) for c in columns]
+    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)  # type: ignore[union-attr]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)  # type: ignore[union-attr]
+            # Names and types from the model's own metadata; values as parameters.
+            insert = (
+                f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) "  # noqa: S608
+                "ON CONFLICT DO NOTHING"
+            )
+            cursor.execute(insert, [list(values) for values in zip(*rows, strict=True)])
+            return cursor.rowcount
+        marks = ", ".join(["%s"] * len(columns))
+        insert = f"INSERT INTO {table} ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING"  # noqa: S608
+        before = connection.connection.total_changes
+        cursor.executemany(insert, rows)
+        return connection.connection.total_changes - before

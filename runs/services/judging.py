@@ -12,6 +12,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, cast
 
 from django.conf import settings
@@ -27,6 +28,7 @@ from audit.services import audit_record
 from charters.models import GuidanceItem, KeyElement, Role, SourceChunk
 from charters.models.charters import Treatment
 from charters.permissions import require_role
+from enterpriseval.bulk import rows_insert_missing
 from enterpriseval.errors import ConflictError, ServiceError
 from runs.judges.llm import (
     JudgeConfigError,
@@ -74,6 +76,8 @@ PURPOSE_CHOICES = [
 OUTPUT_BATCH = 200
 DEFAULT_CONCURRENCY = 32
 MAX_LISTED_FAILURES = 20
+#: The columns of a judge score as :func:`_record` writes them (a row of values each).
+SCORE_COLUMNS = ("judge", "unit", "criterion", "score", "label", "rationale", "created_at")
 NAME_PATTERN = re.compile(r"[-a-zA-Z0-9_]{1,80}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 ACTIVE_JUDGING = (JudgingStatus.PENDING, JudgingStatus.RUNNING)
@@ -862,7 +866,8 @@ def _record(
     summary: JudgeSummary,
 ) -> None:
     """Write the scores of judged outputs in one transaction and count what came of each."""
-    rows: list[JudgeScore] = []
+    rows: list[tuple[int, int, str, float, str, str, datetime]] = []
+    now = timezone.now()
     for output, result in zip(outputs, results, strict=True):
         if isinstance(result, JudgeError):
             summary.outputs_failed += 1
@@ -885,20 +890,13 @@ def _record(
                 continue
             scored_units.add(unit_id)
             rows.append(
-                JudgeScore(
-                    judge=judge,
-                    unit_id=unit_id,
-                    criterion=score.criterion,
-                    score=score.score,
-                    label=score.label,
-                    rationale=score.rationale,
-                )
+                (judge.pk, unit_id, score.criterion, score.score, score.label, score.rationale, now)
             )
         summary.units_scored += len(scored_units)
     if rows:
         with transaction.atomic():
             # A concurrent judge_run of the same judge may have written some rows: keep theirs.
-            JudgeScore.objects.bulk_create(rows, ignore_conflicts=True)
+            rows_insert_missing(model=JudgeScore, columns=SCORE_COLUMNS, rows=rows)
         summary.scores_written += len(rows)
 
 
