@@ -133,7 +133,8 @@ class RunJudgeForm(ServiceErrorForm):
         required=False,
         min_value=1,
         max_value=MAX_CONCURRENCY,
-        help_text="LLM judge: calls in flight at once; empty: the default.",
+        help_text="LLM judge: calls in flight at once; empty: the default (32, or the "
+        "setting JUDGE_LLM_CONCURRENCY).",
     )
     rubric_version = forms.ChoiceField(
         choices=[(RUBRIC_VERSION, f"Rubric version {RUBRIC_VERSION}")], initial=RUBRIC_VERSION

@@ -16,6 +16,7 @@ from runs.judges.offline import OFFLINE_METHOD
 from runs.judges.rubric import QUESTIONS_BY_KIND, RUBRIC_PROMPT, RUBRIC_VERSION
 from runs.models import Judge, JudgeScore, Output, OutputStatus, Run, RunMode, RunStatus, Unit
 from runs.segment import build_units
+from runs.services import judging as judging_service
 from runs.services.judging import judge_get_or_create, judge_run
 
 CRITERIA_PER_KIND = {
@@ -184,6 +185,45 @@ def test_judging_again_skips_what_is_scored_and_scores_only_new_units(runs_world
     third = judge_run(actor=None, run=run, judge=judge, purpose="gated")
     assert (third.outputs_judged, third.units_scored, third.scores_written) == (1, 1, 1)
     assert JudgeScore.objects.count() == first.scores_written + 1
+
+
+def test_scores_a_concurrent_judging_wrote_first_are_kept_and_the_rest_written(
+    runs_world, monkeypatch
+):
+    run = make_run(runs_world, outputs=2)
+    judge = judge_get_or_create(kind="offline")
+    load_batch = judging_service._load_batch
+    raced: list[JudgeScore] = []
+
+    def load_then_race(output_ids, judge_):
+        loaded = load_batch(output_ids, judge_)
+        # Another judge_run of the same judge writes one unit's scores after this one loaded.
+        unit = Unit.objects.filter(output_id=output_ids[0]).order_by("pk").first()
+        for question in QUESTIONS_BY_KIND[unit.kind]:
+            for criterion in question.criteria:
+                raced.append(
+                    JudgeScore.objects.create(
+                        judge=judge_,
+                        unit=unit,
+                        criterion=criterion,
+                        score=0.5,
+                        label="theirs",
+                        rationale="written by the other judging",
+                    )
+                )
+        return loaded
+
+    monkeypatch.setattr(judging_service, "_load_batch", load_then_race)
+    summary = judge_run(actor=None, run=run, judge=judge, purpose="gated")
+    assert summary.complete and summary.outputs_judged == 2
+    assert JudgeScore.objects.filter(judge=judge).count() == expected_score_count(run)
+    for row in raced:
+        row.refresh_from_db()
+        assert (row.score, row.label, row.rationale) == (
+            0.5,
+            "theirs",
+            "written by the other judging",
+        )
 
 
 def test_another_judge_version_scores_the_same_units_separately(runs_world):
