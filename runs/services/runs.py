@@ -74,6 +74,7 @@ from runs.slots import RedisSlots, run_slots_key
 RUN_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 CHUNK_TASKS = 50
 CHUNK_ITEMS_PER_SLOT = 4
+CHUNK_RAMP = 4  # the first chunks hold 1/4, 2/4, 3/4 of a chunk (_chunks)
 PROCESS_MAX_IN_FLIGHT = 128
 WRITE_BATCH = 50
 # A run's batch goes to the splitting processes only from this many characters of text. Measured
@@ -366,17 +367,26 @@ def _unfinished_task_pks(run: Run) -> list[int]:
 
 
 def _chunks(pks: list[int], size: int) -> list[list[int]]:
-    """Cut ``pks`` into chunks of ``size``; from three chunks on, the first holds half of one.
+    """Cut ``pks`` into chunks of ``size``; from three chunks on, the first ones ramp up.
 
-    The half chunk staggers the processes that take the first chunks at once: they reach
-    their chunks' ends at different times, so while one finishes a chunk (its last calls, its
-    last write, reading the next chunk) another has calls to make and takes the run's slots
-    it gives back (runs.slots: fair shares), instead of both leaving the slots idle together.
+    The first chunks hold ¼, ½ and ¾ of a chunk (:data:`CHUNK_RAMP`), then whole ones. The
+    ramp staggers the processes that take the first chunks at once (two, three or four of
+    them): they reach their chunks' ends at different times, so while one finishes a chunk
+    (its last calls, its last write, reading the next chunk) the others have calls to make and
+    take the run's slots it gives back (runs.slots: fair shares), instead of all leaving the
+    slots idle together. Every chunk still holds at least ¼ of ``size`` (the run's
+    concurrency in items, :func:`chunk_size`).
     """
-    if not pks:
-        return []
-    first = -(-size // 2) if len(pks) > 2 * size else size
-    return [pks[:first]] + [pks[i : i + size] for i in range(first, len(pks), size)]
+    ramp = (
+        [-(-size * step // CHUNK_RAMP) for step in range(1, CHUNK_RAMP)]
+        if len(pks) > 2 * size
+        else []
+    )
+    chunks, start = [], 0
+    for length in ramp:
+        chunks.append(pks[start : start + length])
+        start += length
+    return chunks + [pks[i : i + size] for i in range(start, len(pks), size)]
 
 
 def _sources_of(tasks: list[Task]) -> dict[int, list[Chunk]]:

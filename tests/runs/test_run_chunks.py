@@ -94,9 +94,10 @@ def test_starting_a_run_cuts_chunks_no_smaller_than_its_concurrency_needs(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         chunks = run_start(actor=runs_world.model_owner, run=run, chunk_tasks=5)
     # 5 tasks × 2 repeats = 10 items < 4 × 8: each chunk is raised to 16 tasks (32 items),
-    # the first to half of that (staggered: 65 tasks = 8 + 16 + 16 + 16 + 9).
-    assert [len(c) for c in chunks] == [8, 16, 16, 16, 9]
-    assert len(callbacks) == 5
+    # the first ones ramp up by quarters (staggered: 65 tasks = 4 + 8 + 12 + 16 + 16 + 9);
+    # the smallest, 4 tasks × 2 repeats, still holds the run's concurrency of 8.
+    assert [len(c) for c in chunks] == [4, 8, 12, 16, 16, 9]
+    assert len(callbacks) == 6
     assert [pk for chunk in chunks for pk in chunk] == [t.pk for t in runs_world.tasks("graded")]
 
 
