@@ -8,7 +8,9 @@ the GIL no longer than the ORM work (the model calls run in another thread of th
 process), and are written with their units in one transaction: a run is complete only once
 every output's units are stored. A chunk holds at least
 ``CHUNK_ITEMS_PER_SLOT`` × the run's concurrency items (and at least ``chunk_tasks`` tasks), so
-one chunk can keep every slot busy and chunk boundaries are few.
+one chunk can keep every slot busy and chunk boundaries are few; the first chunks of a run
+ramp up from a quarter of that (still the run's concurrency in items) so that the processes
+starting together reach their chunk ends at different times (``_chunks``).
 
 The run's concurrency holds for the run, not per chunk: on a Redis broker every call takes a
 slot of the run's lease in Redis (runs.slots), shared by all chunks in all worker processes,
@@ -179,7 +181,8 @@ def run_start(
     """Enqueue one Celery task per chunk of tasks that still lack an output; return the chunks.
 
     A chunk holds ``chunk_tasks`` tasks, or more where needed for its items (tasks × repeats)
-    to reach :data:`CHUNK_ITEMS_PER_SLOT` × the run's concurrency.
+    to reach :data:`CHUNK_ITEMS_PER_SLOT` × the run's concurrency; from three chunks on, the
+    first three hold ¼, ½ and ¾ of that (staggered ends, ``_chunks``).
 
     Starting a running run again resumes it: only chunks with missing outputs are enqueued,
     and a chunk that runs twice writes nothing twice. ``enqueue=False`` only marks the run
