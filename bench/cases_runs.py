@@ -1,29 +1,32 @@
-"""``make bench``: executed runs and the LLM judge on the product path.
+"""``make bench``: executed runs on the product path.
 
-A real Celery worker on Redis (database 13; the integration tests use 12, 14 and 15) writing to
-PostgreSQL, against the loopback model (demo/testing/fakellm.py) in its own process at 200 ms a
-call. Every case is repeated ``--repeat`` times, interleaved with its reference, and printed as
-the median and range of wall times and the share of ideal (N × latency / calls in flight):
+A real Celery worker on Redis (database 13 by default, ``--redis``; the integration tests use
+12, 14 and 15) writing to PostgreSQL, against the loopback model (demo/testing/fakellm.py) in
+its own process at 200 ms a call. Every case is repeated ``--repeat`` times, interleaved with
+its reference, and printed as the median and range of wall times and the share of ideal
+(N × latency / calls in flight), with the worker's CPU per call (user + system seconds of the
+worker and all its processes, over the calls) and the mean calls in flight seen by the model
+server while the run was executing:
 
 - run, one worker: a run of ``--items`` tasks at concurrency 64 through one worker
   (``celery worker --concurrency=2``, as ``make worker``), timed from ``run_start`` to the run
-  completed; reference: the executor alone on the same calls (no Celery, no database).
+  completed; reference: the executor alone on the same number of calls (no Celery, no
+  database), in this process.
 - run, one worker vs two: the same run with each worker process keeping at most 16 calls in
   flight (``RUN_PROCESS_MAX_IN_FLIGHT=16``), so one worker's two processes reach 32 of the
-  run's 64 and a second worker adds the rest: two workers' throughput over one's.
-- judge: judging a run of ``--judge-outputs`` outputs with an LLM judge at concurrency 32
-  through the worker (``run_judge_start`` to the judging completed); reference: the same
-  judge's calls alone (``LLMJudge.ascore_many``, no database).
+  run's 64 and a second worker adds the rest: two workers' throughput over one's, each
+  repetition running one worker then two.
+
+The judge's case is bench/cases_judge.py (it uses this module's helpers).
 
 Needs PostgreSQL (``--database``, default postgres://postgres@127.0.0.1:5432/ev_bench_runs,
-dropped and created) and Redis on 127.0.0.1:6379. Prints the load (``uptime``) beside the
-figures: on a shared machine they are noisy.
+dropped and created) and Redis on 127.0.0.1:6379 (only ``--redis``'s database is flushed).
+Prints the load (``uptime``) beside the figures: on a shared machine they are noisy.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import json
 import os
@@ -32,13 +35,14 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/13"
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/ev_bench_runs"
 SERVER = """
-import json, sys
+import json, sys, threading, time
 from demo.testing.fakellm import FakeLLMServer
 
 def reply(request):
@@ -59,30 +63,60 @@ def reply(request):
         }
     return "The facility is a revolving credit facility [G1-termsheet]. Nothing else is known."
 
+# "mark" starts sampling the calls in flight every 5 ms; "report" prints their mean and max.
+samples = []
+sampling = threading.Event()
+
+def sample(server):
+    while True:
+        sampling.wait()
+        samples.append(server.in_flight)
+        time.sleep(0.005)
+
 with FakeLLMServer(responder=reply, latency=float(sys.argv[1])) as server:
+    threading.Thread(target=sample, args=(server,), daemon=True).start()
     print(server.base_url, flush=True)
-    sys.stdin.read()
+    for line in sys.stdin:
+        if line.strip() == "mark":
+            sampling.clear()
+            samples.clear()
+            sampling.set()
+        elif line.strip() == "report":
+            sampling.clear()
+            time.sleep(0.01)
+            taken = list(samples)
+            # the mean in flight over each 250 ms (50 samples), for --timeline
+            timeline = [round(sum(taken[i:i + 50]) / len(taken[i:i + 50]))
+                        for i in range(0, len(taken), 50)]
+            print(json.dumps({"mean": sum(taken) / max(1, len(taken)),
+                              "max": max(taken, default=0), "timeline": timeline}), flush=True)
 """
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, default=2000)
-    parser.add_argument("--judge-outputs", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--judge-concurrency", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--database", default=DEFAULT_DATABASE)
+    parser.add_argument("--redis", default=REDIS_URL, help="the broker: redis://host:port/db")
+    parser.add_argument(
+        "--cases", default="one,two", help="comma-separated: one (one worker), two (one vs two)"
+    )
+    parser.add_argument(
+        "--timeline", action="store_true", help="print the calls in flight every 250 ms"
+    )
     args = parser.parse_args()
     os.environ.update(
         DJANGO_SETTINGS_MODULE="enterpriseval.settings",
         ENTERPRISEVAL_ENV="development",
         DATABASE_URL=args.database,
-        CELERY_BROKER_URL=REDIS_URL,
+        CELERY_BROKER_URL=args.redis,
         CELERY_TASK_ALWAYS_EAGER="False",
         LITELLM_LOCAL_MODEL_COST_MAP="True",
     )
+    os.environ.pop("RUN_SLOTS_REDIS_URL", None)  # the lease lives on the broker
     _recreate_database(args.database)
     import django
 
@@ -90,7 +124,7 @@ def main() -> int:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    _flush_redis()
+    _flush_redis(args.redis)
     print(f"load before: {_uptime()}", flush=True)
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER, str(args.latency)],
@@ -100,17 +134,16 @@ def main() -> int:
         text=True,
     )
     workers: list[subprocess.Popen[bytes]] = []
+    cases = set(args.cases.split(","))
     try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
-        bench = Bench(args, base_url)
-        workers.append(_start_worker("a", {}))
-        bench.one_worker(workers)
-        _stop(workers)
-        bench.one_vs_two_workers(workers)
-        _stop(workers)
-        workers.append(_start_worker("judge", {}))
-        bench.judge()
+        bench = Bench(args, server)
+        if "one" in cases:
+            workers.append(_start_worker("a", {}))
+            bench.one_worker(workers)
+            _stop(workers)
+        if "two" in cases:
+            bench.one_vs_two_workers(workers)
+            _stop(workers)
     finally:
         _stop(workers)
         if server.stdin is not None:
@@ -120,8 +153,17 @@ def main() -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Measure:
+    """One timed run: wall seconds, the worker's CPU seconds, the mean calls in flight."""
+
+    wall: float
+    cpu: float
+    in_flight: float
+
+
 class Bench:
-    def __init__(self, args: argparse.Namespace, base_url: str) -> None:
+    def __init__(self, args: argparse.Namespace, server: subprocess.Popen[str]) -> None:
         from django.contrib.auth import get_user_model
 
         from charters.models import Role
@@ -129,8 +171,10 @@ class Bench:
         from charters.services.task_sets import task_set_import
         from charters.services.use_cases import membership_grant, use_case_create
 
+        assert server.stdout is not None and server.stdin is not None
         self.args = args
-        self.base_url = base_url
+        self.server = server
+        self.base_url = base_url = server.stdout.readline().strip()
         users = get_user_model()
         owner = users.objects.create_user(username="bench-owner", password="x")
         self.actor = users.objects.create_user(username="bench-model-owner", password="x")
@@ -160,7 +204,7 @@ class Bench:
             if json.loads(line)["split"] == "graded"
         ]
         lines = []
-        for n in range(max(args.items, args.judge_outputs)):
+        for n in range(args.items):
             task = dict(graded[n % len(graded)])
             task["id"] = f"{task['id']}-{n}"
             lines.append(json.dumps(task))
@@ -171,11 +215,10 @@ class Bench:
             fileobj=io.BytesIO("\n".join(lines).encode()),
             filename="tasks.jsonl",
         )
-        self.judge_run = None
 
     # -- runs ------------------------------------------------------------------------------
 
-    def product_run(self, items: int) -> float:
+    def product_run(self, items: int, workers: list[subprocess.Popen[bytes]]) -> Measure:
         from charters.models import Task
         from runs.models import Run, RunStatus
         from runs.services.runs import run_create, run_start
@@ -189,6 +232,8 @@ class Bench:
             repeats=1,
             concurrency=self.args.concurrency,
         )
+        cpu = _workers_cpu(workers)
+        self._server("mark")
         started = time.perf_counter()
         run_start(actor=self.actor, run=run)
         while True:
@@ -197,14 +242,17 @@ class Bench:
                 break
             time.sleep(0.01)
         wall = time.perf_counter() - started
+        report = json.loads(self._server("report"))
+        if self.args.timeline:
+            print(f"    in flight every 250 ms: {report['timeline']}", flush=True)
+        cpu = _workers_cpu(workers) - cpu
         run.refresh_from_db()
         if run.status != RunStatus.COMPLETED or run.items_failed:
             raise RuntimeError(f"run {run.pk} ended {run.status}: {run.stop_reason}")
         assert Task.objects.filter(task_set=self.task_set).count() == run.items_done == items
-        self.judge_run = run
-        return wall
+        return Measure(wall, cpu, report["mean"])
 
-    def executor_alone(self, items: int) -> float:
+    def executor_alone(self, items: int) -> Measure:
         from runs.executor import BudgetGuard, OpenAICompatibleClient, WorkItem, execute
 
         client = OpenAICompatibleClient(
@@ -212,6 +260,8 @@ class Bench:
         )
         messages = [{"role": "user", "content": "Draft the source-of-repayment section."}]
         results: list[object] = []
+        cpu = time.process_time()
+        self._server("mark")
         started = time.perf_counter()
         execute(
             [WorkItem(i, 0, messages) for i in range(items)],
@@ -222,21 +272,24 @@ class Bench:
             on_batch=results.extend,
         )
         wall = time.perf_counter() - started
+        in_flight = json.loads(self._server("report"))["mean"]
         assert len(results) == items
-        return wall
+        return Measure(wall, time.process_time() - cpu, in_flight)
 
     def one_worker(self, workers: list[subprocess.Popen[bytes]]) -> None:
         items, ideal = self.args.items, self._ideal(self.args.items, self.args.concurrency)
         ours, reference = [], []
         for _ in range(self.args.repeat):
-            ours.append(self.product_run(items))
+            ours.append(self.product_run(items, workers))
             reference.append(self.executor_alone(items))
         _report(
             f"run, 1 worker ({items} calls, concurrency {self.args.concurrency})",
-            ours,
+            [m.wall for m in ours],
             ideal,
         )
-        _report("  reference: the executor alone, same calls", reference, ideal)
+        _details(ours, items)
+        _report("  reference: the executor alone, same calls", [m.wall for m in reference], ideal)
+        _details(reference, items)
 
     def one_vs_two_workers(self, workers: list[subprocess.Popen[bytes]]) -> None:
         items = self.args.items
@@ -244,84 +297,38 @@ class Bench:
         workers.append(_start_worker("b", limited))
         one, two = [], []
         for _ in range(self.args.repeat):
-            one.append(self.product_run(items))
+            one.append(self.product_run(items, workers))
             workers.append(_start_worker("c", limited))
-            two.append(self.product_run(items))
+            two.append(self.product_run(items, workers))
             _stop(workers[-1:])
             workers.pop()
         ideal_one = self._ideal(items, 32)
         ideal_two = self._ideal(items, self.args.concurrency)
-        _report(f"run, 1 worker × 2 processes × 16 in flight ({items} calls)", one, ideal_one)
-        _report(f"run, 2 workers × 2 processes × 16 in flight ({items} calls)", two, ideal_two)
-        ratios = [a / b for a, b in zip(one, two, strict=True)]
+        _report(
+            f"run, 1 worker × 2 processes × 16 in flight ({items} calls)",
+            [m.wall for m in one],
+            ideal_one,
+        )
+        _details(one, items)
+        _report(
+            f"run, 2 workers × 2 processes × 16 in flight ({items} calls)",
+            [m.wall for m in two],
+            ideal_two,
+        )
+        _details(two, items)
+        ratios = [a.wall / b.wall for a, b in zip(one, two, strict=True)]
         print(
             f"  two workers' throughput over one's: median {statistics.median(ratios):.2f}× "
             f"(range {min(ratios):.2f}–{max(ratios):.2f}×; target ≥ 1.8×)",
             flush=True,
         )
 
-    # -- judge -----------------------------------------------------------------------------
-
-    def judge(self) -> None:
-        from runs.models import Judging, JudgingStatus, Output
-        from runs.services.judging import judge_get_or_create, run_judge_start
-
-        run = self.judge_run
-        assert run is not None
-        outputs = list(Output.objects.filter(run=run).order_by("pk")[self.args.judge_outputs :])
-        # Judge only the first --judge-outputs outputs: the others are marked failed.
-        Output.objects.filter(pk__in=[o.pk for o in outputs]).update(status="failed")
-        concurrency = self.args.judge_concurrency
-        n = Output.objects.filter(run=run, status="succeeded").count()
-        ideal = self._ideal(n, concurrency)
-        ours, reference = [], []
-        items = self._judge_items(run)
-        for repetition in range(self.args.repeat):
-            judge = judge_get_or_create(
-                kind="llm", model_ref="openai/bench-judge", name=f"bench-judge-{repetition}"
-            )
-            started = time.perf_counter()
-            judging = run_judge_start(
-                actor=self.actor,
-                run=run,
-                kind="llm",
-                purpose="informational",
-                model_ref=judge.model_ref,
-                name=judge.name,
-                api_base=self.base_url,
-                concurrency=concurrency,
-            )
-            while Judging.objects.values_list("status", flat=True).get(pk=judging.pk) in (
-                JudgingStatus.PENDING,
-                JudgingStatus.RUNNING,
-            ):
-                time.sleep(0.01)
-            ours.append(time.perf_counter() - started)
-            judging.refresh_from_db()
-            if judging.status != JudgingStatus.COMPLETED or judging.outputs_judged != n:
-                raise RuntimeError(f"judging ended {judging.status}: {judging.error}")
-            reference.append(self._judge_alone(items, concurrency))
-        _report(f"judge through the worker ({n} outputs, concurrency {concurrency})", ours, ideal)
-        _report("  reference: the same judge's calls alone (no database)", reference, ideal)
-
-    def _judge_items(self, run: object) -> list[object]:
-        from runs.judges.llm import LLMJudge  # noqa: F401
-        from runs.models import Output
-        from runs.services.judging import _load_batch, judge_get_or_create
-
-        ids = list(Output.objects.filter(run=run, status="succeeded").values_list("pk", flat=True))
-        _, items, _ = _load_batch(ids, judge_get_or_create(kind="llm", model_ref="openai/x"))
-        return list(items)
-
-    def _judge_alone(self, items: list[object], concurrency: int) -> float:
-        from runs.judges.llm import LLMJudge
-
-        judge = LLMJudge("bench-judge", api_base=self.base_url)
-        started = time.perf_counter()
-        replies = asyncio.run(judge.ascore_many(items, concurrency=concurrency))  # type: ignore[arg-type]
-        wall = time.perf_counter() - started
-        assert len(replies) == len(items)
-        return wall
+    def _server(self, command: str) -> str:
+        """Send the model server a command ("mark", "report"); return its answer to a report."""
+        assert self.server.stdin is not None and self.server.stdout is not None
+        self.server.stdin.write(command + "\n")
+        self.server.stdin.flush()
+        return self.server.stdout.readline() if command == "report" else ""
 
     def _ideal(self, calls: int, in_flight: int) -> float:
         return calls * self.args.latency / in_flight
@@ -337,8 +344,50 @@ def _report(name: str, walls: list[float], ideal: float) -> None:
     )
 
 
-def _start_worker(name: str, extra: dict[str, str]) -> subprocess.Popen[bytes]:
+def _details(measures: list[Measure], calls: int) -> None:
+    """Print the CPU per call and the mean calls in flight: medians and ranges."""
+    cpu = [1000 * m.cpu / calls for m in measures]
+    flight = [m.in_flight for m in measures]
+    print(
+        f"{'':<4}CPU per call median {statistics.median(cpu):.2f} ms "
+        f"(range {min(cpu):.2f}–{max(cpu):.2f}); calls in flight at the model: mean "
+        f"{statistics.median(flight):.1f} (range {min(flight):.1f}–{max(flight):.1f})",
+        flush=True,
+    )
+
+
+def _workers_cpu(workers: list[subprocess.Popen[bytes]]) -> float:
+    """Return the user + system CPU seconds of the workers and every process below them."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited meanwhile
+        # proc(5): after the name, field 4 is the parent (index 1 here), 14–15 utime, stime.
+        parents[int(entry.name)] = int(fields[1])
+        times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    roots = {w.pid for w in workers if w.poll() is None}
+    total = 0.0
+    for pid, seconds in times.items():
+        ancestor = pid
+        while ancestor > 1 and ancestor not in roots:
+            ancestor = parents.get(ancestor, 0)
+        if ancestor in roots:
+            total += seconds
+    return total
+
+
+def _start_worker(
+    name: str, extra: dict[str, str], *, broker: str | None = None
+) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUN_")}
+    if broker is not None:
+        env["CELERY_BROKER_URL"] = broker
     env.update(extra)
     log = Path(ROOT / "var" / f"bench-worker-{name}.log")
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -392,10 +441,11 @@ def _recreate_database(url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def _flush_redis() -> None:
+def _flush_redis(url: str = REDIS_URL) -> None:
+    """Empty the one Redis database of ``url`` (never the server's other databases)."""
     import redis
 
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    redis.Redis.from_url(url).flushdb()
 
 
 def _uptime() -> str:

@@ -8,7 +8,9 @@ the GIL no longer than the ORM work (the model calls run in another thread of th
 process), and are written with their units in one transaction: a run is complete only once
 every output's units are stored. A chunk holds at least
 ``CHUNK_ITEMS_PER_SLOT`` × the run's concurrency items (and at least ``chunk_tasks`` tasks), so
-one chunk can keep every slot busy and chunk boundaries are few.
+one chunk can keep every slot busy and chunk boundaries are few; the first chunks of a run
+ramp up from a quarter of that (still the run's concurrency in items) so that the processes
+starting together reach their chunk ends at different times (``_chunks``).
 
 The run's concurrency holds for the run, not per chunk: on a Redis broker every call takes a
 slot of the run's lease in Redis (runs.slots), shared by all chunks in all worker processes,
@@ -29,7 +31,7 @@ failed), ``items_failed`` those that failed; the run is complete when ``items_do
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -41,13 +43,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit.services import audit_record
-from charters.models import Configuration, Role, Stage, Task, TaskSet, UseCase
+from charters.models import Configuration, Role, SourceChunk, Stage, Task, TaskSet, UseCase
 from charters.permissions import require_role
 from charters.services.use_cases import use_case_advance
 from enterpriseval.errors import ConflictError, ServiceError
 from runs.executor import (
     BudgetGuard,
     ItemResult,
+    Message,
     ModelCallError,
     WorkItem,
     client_for,
@@ -73,6 +76,7 @@ from runs.slots import RedisSlots, run_slots_key
 RUN_ROLES = (Role.CHARTER_OWNER, Role.MODEL_OWNER)
 CHUNK_TASKS = 50
 CHUNK_ITEMS_PER_SLOT = 4
+CHUNK_RAMP = 4  # the first chunks hold 1/4, 2/4, 3/4 of a chunk (_chunks)
 PROCESS_MAX_IN_FLIGHT = 128
 WRITE_BATCH = 50
 # A run's batch goes to the splitting processes only from this many characters of text. Measured
@@ -177,7 +181,8 @@ def run_start(
     """Enqueue one Celery task per chunk of tasks that still lack an output; return the chunks.
 
     A chunk holds ``chunk_tasks`` tasks, or more where needed for its items (tasks × repeats)
-    to reach :data:`CHUNK_ITEMS_PER_SLOT` × the run's concurrency.
+    to reach :data:`CHUNK_ITEMS_PER_SLOT` × the run's concurrency; from three chunks on, the
+    first three hold ¼, ½ and ¾ of that (staggered ends, ``_chunks``).
 
     Starting a running run again resumes it: only chunks with missing outputs are enqueued,
     and a chunk that runs twice writes nothing twice. ``enqueue=False`` only marks the run
@@ -237,17 +242,17 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
         )
     document = run.configuration.document
     tasks = list(
-        Task.objects.filter(pk__in=list(task_pks), task_set_id=run.task_set_id, split=run.split)
-        .prefetch_related("source_chunks")
-        .order_by("line_number")
+        Task.objects.filter(
+            pk__in=list(task_pks), task_set_id=run.task_set_id, split=run.split
+        ).order_by("line_number")
     )
     done = set(
         Output.objects.filter(run_id=run_id, task_id__in=[t.pk for t in tasks]).values_list(
             "task_id", "repeat_index"
         )
     )
-    items = _work_items(run, tasks, done, document)
-    if not items:
+    pending = [(t, r) for t in tasks for r in range(run.repeats) if (t.pk, r) not in done]
+    if not pending:
         _complete_if_done(run_id)
         return ChunkResult(run_id, 0, 0, len(done), 0, _status(run_id))
     in_flight = min(run.concurrency, _process_max_in_flight())
@@ -255,7 +260,9 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
         client = client_for(document["model"], concurrency=in_flight)
     except ModelCallError as error:
         _fail(run_id, f"cannot call the model: {error.reason}")
-        return ChunkResult(run_id, 0, 0, len(done), len(items), RunStatus.FAILED)
+        return ChunkResult(run_id, 0, 0, len(done), len(pending), RunStatus.FAILED)
+    # Rendered as the executor takes them: the first calls start without waiting for the rest.
+    items = _work_items(pending, _sources_of(tasks), document)
 
     budget = BudgetGuard(limit=run.cost_budget_usd, spent=run.cost_usd)
     gold = _gold_of(task.pk for task in tasks)
@@ -363,28 +370,58 @@ def _unfinished_task_pks(run: Run) -> list[int]:
 
 
 def _chunks(pks: list[int], size: int) -> list[list[int]]:
-    return [pks[i : i + size] for i in range(0, len(pks), size)]
+    """Cut ``pks`` into chunks of ``size``; from three chunks on, the first ones ramp up.
+
+    The first chunks hold ¼, ½ and ¾ of a chunk (:data:`CHUNK_RAMP`), then whole ones. The
+    ramp staggers the processes that take the first chunks at once (two, three or four of
+    them): they reach their chunks' ends at different times, so while one finishes a chunk
+    (its last calls, its last write, reading the next chunk) the others have calls to make and
+    take the run's slots it gives back (runs.slots: fair shares), instead of all leaving the
+    slots idle together. Every chunk still holds at least ¼ of ``size`` (the run's
+    concurrency in items, :func:`chunk_size`).
+    """
+    ramp = (
+        [-(-size * step // CHUNK_RAMP) for step in range(1, CHUNK_RAMP)]
+        if len(pks) > 2 * size
+        else []
+    )
+    chunks, start = [], 0
+    for length in ramp:
+        chunks.append(pks[start : start + length])
+        start += length
+    return chunks + [pks[i : i + size] for i in range(start, len(pks), size)]
+
+
+def _sources_of(tasks: list[Task]) -> dict[int, list[Chunk]]:
+    """Return each task's source chunks, in their stored order (one query)."""
+    sources: dict[int, list[Chunk]] = {task.pk: [] for task in tasks}
+    rows = (
+        SourceChunk.objects.filter(task_id__in=list(sources))
+        .order_by("task_id", "pk")
+        .values_list("task_id", "chunk_id", "text")
+    )
+    for task_pk, chunk_id, text in rows:
+        sources[task_pk].append(Chunk(chunk_id, text))
+    return sources
 
 
 def _work_items(
-    run: Run, tasks: list[Task], done: set[tuple[int, int]], document: dict
-) -> list[WorkItem]:
+    pending: list[tuple[Task, int]], sources: dict[int, list[Chunk]], document: dict
+) -> Iterator[WorkItem]:
+    """Yield the work item of each (task, repeat), rendering a task's messages once."""
     prompts = document.get("prompts") or {}
     top_k = int((document.get("retrieval") or {}).get("top_k") or DEFAULT_TOP_K)
-    items = []
-    for task in tasks:
-        repeats = [r for r in range(run.repeats) if (task.pk, r) not in done]
-        if not repeats:
-            continue
-        chunks = [Chunk(c.chunk_id, c.text) for c in task.source_chunks.all()]
-        messages = render_messages(
-            prompts,
-            task_id=task.external_id,
-            task_input=task.input,
-            chunks=retrieve(task.input, chunks, top_k=top_k),
-        )
-        items.extend(WorkItem(task.pk, r, messages) for r in repeats)
-    return items
+    rendered: tuple[int, list[Message]] | None = None
+    for task, repeat in pending:
+        if rendered is None or rendered[0] != task.pk:
+            messages = render_messages(
+                prompts,
+                task_id=task.external_id,
+                task_input=task.input,
+                chunks=retrieve(task.input, sources[task.pk], top_k=top_k),
+            )
+            rendered = (task.pk, messages)
+        yield WorkItem(task.pk, repeat, rendered[1])
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ PostgreSQL: the workers and the test share the test database.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -25,7 +26,8 @@ from runs.models import Output, RunStatus
 from runs.services.runs import run_create, run_start
 from runs.slots import RedisSlots, run_slots_key
 
-REDIS_URL = "redis://127.0.0.1:6379/12"
+# A shared machine may give each checkout its own Redis database.
+REDIS_URL = os.environ.get("EV_TEST_REDIS_SLOTS_URL", "redis://127.0.0.1:6379/12")
 
 pytestmark = pytest.mark.integration
 
@@ -112,6 +114,62 @@ def test_a_holder_that_dies_loses_its_slots_when_its_lease_expires(redis_db):
     dead, at_first, later = asyncio.run(scenario())
     # the dead lease expired: the call waiting got its slot (one: only one call wanted it)
     assert (dead, at_first, later) == (4, 0, 1)
+
+
+def test_processes_wanting_all_the_slots_share_them_fairly_and_never_exceed_the_limit(redis_db):
+    """Max–min fair shares of 8 slots: 4 + 4 for two holders wanting 8 each; 2 + 3 + 3 once a
+    third asks (water-filling in holder order: ⌊8/3⌋ = 2, then ⌊6/2⌋ = 3, then the 3 left).
+    The holder that came first gives back what is over its share as its calls end."""
+
+    async def scenario() -> tuple[list[dict[str, int]], int]:
+        holders: dict[str, RedisSlots] = {}
+        most = 0
+        seen: list[dict[str, int]] = []
+        stop = asyncio.Event()
+
+        async def holder(name: str, calls: int, start: float) -> None:
+            await asyncio.sleep(start)
+            slots = RedisSlots(url=REDIS_URL, key="test:fair", limit=8, poll_s=0.01)
+            async with slots:
+                holders[name] = slots
+
+                async def caller() -> None:
+                    for _ in range(calls):
+                        await slots.acquire()
+                        await asyncio.sleep(0.05)
+                        slots.release()
+
+                await asyncio.gather(*(caller() for _ in range(8)))
+                del holders[name]
+
+        async def sample() -> None:
+            nonlocal most
+            while not stop.is_set():
+                most = max(most, sum(h.in_use for h in holders.values()))
+                await asyncio.sleep(0.001)
+
+        async def snapshot(at: float) -> None:
+            await asyncio.sleep(at)
+            seen.append({name: h.in_use for name, h in holders.items()})
+
+        sampler = asyncio.create_task(sample())
+        await asyncio.gather(
+            holder("a", 60, 0.0),
+            holder("b", 60, 0.3),
+            holder("c", 30, 1.3),
+            snapshot(1.0),
+            snapshot(2.0),
+        )
+        stop.set()
+        await sampler
+        return seen, most
+
+    seen, most = asyncio.run(scenario())
+    assert seen[0] == {"a": 4, "b": 4}
+    assert sorted(seen[1].values()) == [2, 3, 3]
+    assert most == 8
+    client = redis_db.connection_for_write().default_channel.client
+    assert client.hlen("test:fair") == 0 and client.hlen("test:fair:wants") == 0
 
 
 @pytest.mark.django_db(transaction=True)

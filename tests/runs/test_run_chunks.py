@@ -93,12 +93,21 @@ def test_starting_a_run_cuts_chunks_no_smaller_than_its_concurrency_needs(
     run = create(runs_world, sigma(runs_world, server), repeats=2, concurrency=8)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         chunks = run_start(actor=runs_world.model_owner, run=run, chunk_tasks=5)
-    # 5 tasks × 2 repeats = 10 items < 4 × 8: each chunk is raised to 16 tasks (32 items).
-    assert [len(c) for c in chunks] == [16, 16, 16, 16, 1]
-    assert len(callbacks) == 5
-    assert sorted(pk for chunk in chunks for pk in chunk) == sorted(
-        t.pk for t in runs_world.tasks("graded")
-    )
+    # 5 tasks × 2 repeats = 10 items < 4 × 8: each chunk is raised to 16 tasks (32 items),
+    # the first ones ramp up by quarters (staggered: 65 tasks = 4 + 8 + 12 + 16 + 16 + 9);
+    # the smallest, 4 tasks × 2 repeats, still holds the run's concurrency of 8.
+    assert [len(c) for c in chunks] == [4, 8, 12, 16, 16, 9]
+    assert len(callbacks) == 6
+    assert [pk for chunk in chunks for pk in chunk] == [t.pk for t in runs_world.tasks("graded")]
+
+
+def test_two_chunks_or_fewer_are_not_staggered(
+    runs_world, server, django_capture_on_commit_callbacks
+):
+    run = create(runs_world, sigma(runs_world, server), repeats=1, concurrency=8)
+    with django_capture_on_commit_callbacks(execute=False):
+        chunks = run_start(actor=runs_world.model_owner, run=run, chunk_tasks=40)
+    assert [len(c) for c in chunks] == [40, 25]
 
 
 def test_one_chunk_keeps_the_runs_concurrency_in_flight(runs_world, server):

@@ -290,7 +290,8 @@ def test_starting_a_run_enqueues_chunks_that_run_to_completion(
     run = create(runs_world, fake_sigma(runs_world, server))
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         chunks = run_start(actor=runs_world.model_owner, run=run, chunk_tasks=30)
-    assert [len(c) for c in chunks] == [30, 30, 5] and len(callbacks) == 3
+    # 65 tasks: ¼, ½ and ¾ of a chunk of 30 first (⌈7.5⌉, 15, ⌈22.5⌉: staggered), then 19
+    assert [len(c) for c in chunks] == [8, 15, 23, 19] and len(callbacks) == 4
     run.refresh_from_db()
     assert run.status == RunStatus.COMPLETED and run.started_at and run.finished_at
     assert Output.objects.filter(run=run).count() == GRADED * 2
