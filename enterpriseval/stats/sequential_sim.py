@@ -41,7 +41,13 @@ from scipy.special import expit, logit
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
-from enterpriseval.stats.sequential import DEFAULT_GRID_POINTS, BettingCells
+from enterpriseval.stats.sequential import (
+    BET_TRUNCATION,
+    DEFAULT_BETS,
+    DEFAULT_GRID_POINTS,
+    BetRule,
+    BettingCells,
+)
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -80,6 +86,8 @@ class SimCell:
     alpha: float = 0.05
     tau: float = 0.5
     budget_fraction: float = 0.4
+    bets: BetRule = DEFAULT_BETS
+    truncation: float = BET_TRUNCATION
 
     @property
     def budget(self) -> int:
@@ -333,6 +341,8 @@ def simulate_sequential(cell: SimCell, replications: int, seed: int) -> CellResu
             alpha_lower=cell.alpha / 2.0,
             alpha_upper=cell.alpha / (2.0 * j_count),  # Bonferroni over J
             tau=cell.tau,
+            bets=cell.bets,
+            truncation=cell.truncation,
         )
         for f in fs
     ]
