@@ -26,7 +26,8 @@ fewer than half the runs (both designs mostly undecided: the truth within about 
 threshold) make the "smallest fixed n reaching it" nearly meaningless; the summary prints each
 group with and without them. The figures are reported as they come, shortfalls included.
 
-``python -m bench.cases_sequential [--replications R] [--n-total N] [--taus 0.5,1.0]``
+``python -m bench.cases_sequential [--replications R] [--n-total N] [--taus 0.5,1.0]
+[--bets agrapa|plug-in]``
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from enterpriseval.stats import clopper_pearson_interval, ppi_proportion_ci
+from enterpriseval.stats.sequential import DEFAULT_BETS
 from enterpriseval.stats.sequential_sim import (
     CONDITIONAL,
     REJECT,
@@ -128,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=300)
     parser.add_argument("--n-total", type=int, default=500)
-    parser.add_argument("--taus", default="0.5,1.0", help="uniform floors τ to compare")
+    parser.add_argument("--taus", default="0.5,0.8,1.0", help="uniform floors τ to compare")
     parser.add_argument("--judges", default=None, help="e.g. weak-calibrated,strong-biased")
     parser.add_argument("--truths", default=None, help="e.g. 0.65,0.95 (default: the grid)")
+    parser.add_argument("--bets", default=DEFAULT_BETS, choices=("agrapa", "plug-in"))
     args = parser.parse_args(argv)
     judges = JUDGES
     if args.judges:
@@ -139,10 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     values = truths() if not args.truths else [float(v) for v in args.truths.split(",")]
     taus = [float(value) for value in args.taus.split(",")]
     started = time.process_time()
-    rows: list[tuple[float, str, float, float, float, bool]] = []
+    rows: list[Row] = []
     print(
         f"{'cell':<44} {'τ':>4} {'seq grades':>10} {'P(correct)':>10} {'fixed n':>8} "
-        f"{'ratio':>6} {'saving':>7}   gate-read: {'P seq':>5} {'fixed n':>7}",
+        f"{'P(correct)':>10} {'ratio':>6} {'saving':>7}   gate-read: {'P seq':>5} {'fixed n':>7}",
         flush=True,
     )
     for strength, kind in judges:
@@ -150,21 +153,25 @@ def main(argv: list[str] | None = None) -> int:
             base = SimCell(args.n_total, strength, kind, value)  # type: ignore[arg-type]
             curve = fixed_n_curve(base, args.replications, seed_for(base))
             for tau in taus:
-                cell = replace(base, tau=tau)
+                cell = replace(base, tau=tau, bets=args.bets)
                 result = simulate_sequential(cell, args.replications, seed_for(base))
                 seq_grades = float(result.grades.mean())
                 seq_correct = float((result.decided & result.correct).mean())
                 n_fixed = curve.smallest_n(seq_correct)
-                flag = ""
+                flag, fixed_correct = "", seq_correct  # reached: equal by interpolation
                 if n_fixed is None:
                     n_fixed, flag = float(args.n_total), "N counted"
+                    fixed_correct = max(curve.settled)  # the best any n below N does
                 gate_correct = float(result.correct.mean())
                 n_gate = curve.smallest_n(gate_correct, "gate_read")
                 undecided = seq_correct < UNDECIDED_BELOW
-                rows.append((tau, group_of(value), seq_grades, n_fixed, seq_correct, undecided))
+                distance = min(abs(value - THETA_OUT), abs(value - THETA_IN))
+                rows.append(
+                    (tau, group_of(value), seq_grades, n_fixed, seq_correct, undecided, distance)
+                )
                 print(
                     f"{base.label():<44} {tau:>4.1f} {seq_grades:>10.1f} {seq_correct:>10.3f} "
-                    f"{n_fixed:>8.0f} {seq_grades / n_fixed:>6.2f} "
+                    f"{n_fixed:>8.0f} {fixed_correct:>10.3f} {seq_grades / n_fixed:>6.2f} "
                     f"{1 - seq_grades / n_fixed:>+7.0%}"
                     f"   {gate_correct:>16.3f} {'> N' if n_gate is None else f'{n_gate:.0f}':>7}"
                     f"  {flag}{' (both mostly undecided)' if undecided else ''}",
@@ -176,28 +183,42 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def summarise(rows: list[tuple[float, str, float, float, float, bool]], taus: list[float]) -> None:
+Row = tuple[float, str, float, float, float, bool, float]  # τ, group, seq, fixed, P, undecided, Δ
+
+#: The summary's groups: name → which rows (by group name and distance to the threshold).
+GROUPS = {
+    "clear scale": lambda g, d: g == "clear scale",
+    "clear reject": lambda g, d: g == "clear reject",
+    "clear (0.1 beyond)": lambda g, d: g.startswith("clear"),
+    "near, 0.05 away": lambda g, d: g.startswith("near") and d > 0.04,
+    "near, ≤ 0.03 away": lambda g, d: g.startswith("near") and d < 0.04,
+    "near (all)": lambda g, d: g.startswith("near"),
+}
+
+
+def summarise(rows: list[Row], taus: list[float]) -> None:
     """Print grades per decision per group: Σ sequential / Σ fixed, against the targets."""
-    names = [*sorted({row[1] for row in rows}), "near", "clear"]
     for tau in taus:
-        for name in names:
+        for name, member in GROUPS.items():
             for decided_only in (False, True):
                 picked = [
                     row
                     for row in rows
-                    if row[0] == tau
-                    and (row[1] == name or row[1].startswith(name + " "))
-                    and not (decided_only and row[5])
+                    if row[0] == tau and member(row[1], row[6]) and not (decided_only and row[5])
                 ]
-                if not picked:
-                    continue
+                if not picked or (
+                    decided_only
+                    and len(picked)
+                    == len([row for row in rows if row[0] == tau and member(row[1], row[6])])
+                ):
+                    continue  # nothing left, or the same cells as the line above
                 seq = np.array([row[2] for row in picked])
                 fixed = np.array([row[3] for row in picked])
                 saving = 1.0 - seq.sum() / fixed.sum()
                 per_cell = 1.0 - seq / fixed
                 target = 0.40 if name.startswith("near") else 0.65
                 print(
-                    f"τ={tau:.1f} {name:<18} {'settled ≥ 0.5' if decided_only else 'all cells':<13}"
+                    f"τ={tau:.1f} {name:<19} {'settled ≥ 0.5' if decided_only else 'all cells':<13}"
                     f" {len(picked):3d} cells: sequential {seq.mean():6.1f} grades per decision, "
                     f"fixed-n {fixed.mean():6.1f}; saving {saving:+5.0%} (target ≥ {target:.0%}: "
                     f"{'met' if saving >= target else 'NOT met'}); per cell median "

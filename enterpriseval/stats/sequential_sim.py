@@ -5,7 +5,8 @@ Each :class:`SimCell` is one operating point. :func:`simulate_sequential` runs
 product's engine (:class:`enterpriseval.stats.sequential.BettingCells`, the code behind
 :func:`~enterpriseval.stats.sequential.mean_sequence`), with the planner's draw rule
 (:func:`~enterpriseval.stats.sequential.draw_probabilities`: s_i = √ of the judge's
-uncertainty summed over the metrics still undecided, τ = 0.5) and the session's stopping
+uncertainty summed over the metrics still undecided, τ = 0.5), the product's default bets
+(adaptive; ``SimCell.bets`` and ``SimCell.truncation`` change them) and the session's stopping
 rule: stop when every gated metric is settled, when any is settled Reject, or at the budget.
 
 The model of an evaluation (one population per replication and metric):
