@@ -59,6 +59,11 @@ PRIOR_VARIANCE = 0.25
 VARIANCE_FLOOR = 1e-4
 #: Floor on |range| in a bet's cap, so that a zero range leaves the bet uncapped.
 RANGE_FLOOR = 1e-12
+#: Prior weight, in draws, of the judge's mean f̄ in the predictable mean of the adaptive bets.
+MEAN_PRIOR_WEIGHT = 1.0
+#: The bet rules: ``"agrapa"`` (adaptive, the default) or ``"plug-in"`` (WSR24's fixed hedge).
+BetRule = Literal["agrapa", "plug-in"]
+DEFAULT_BETS: BetRule = "agrapa"
 
 
 # --------------------------------------------------------------------------------------
@@ -166,6 +171,15 @@ class BettingCells:
     an end. At the true value, the cell's process is a non-negative (super)martingale, and
     Ville's inequality bounds by α the chance that it ever reaches 1/α (Ville 1939; WSR24). A
     rejection is kept for ever (running intersection).
+
+    The bets (``bets``): ``"agrapa"`` (default) sizes each bet as Kelly would from the
+    predictable estimates of the mean and variance of X(v) (:meth:`_adaptive_bets`), so a
+    clearly wrong candidate is bet against hard and one near the estimate barely at all;
+    ``"plug-in"`` is WSR24's predictable plug-in rule √(2 log(1/α)/(σ̃² t log(1 + t))),
+    which bets the same whatever the distance to the estimate. Either way the bet is capped
+    at ``truncation`` (0.75) of the largest bet that keeps every factor positive over the
+    predictable range of X; any predictable bet in [0, cap] keeps K a non-negative
+    martingale at the truth, so the choice changes power, never validity.
     """
 
     def __init__(
@@ -180,9 +194,17 @@ class BettingCells:
         alpha_lower: float,
         alpha_upper: float,
         tau: float,
+        bets: BetRule = DEFAULT_BETS,
+        truncation: float = BET_TRUNCATION,
     ) -> None:
+        if bets not in ("agrapa", "plug-in"):
+            raise ValueError(f"bets must be 'agrapa' or 'plug-in', got {bets!r}")
+        if not 0.0 < truncation < 1.0:
+            raise ValueError(f"truncation must be in (0, 1), got {truncation!r}")
         self.n_total = n_total
         self.tau = tau
+        self.bets = bets
+        self.truncation = truncation
         self.t = 0
         r, c = replications, cell_lo.size
         self.ends = np.stack([cell_lo, cell_hi], axis=-1)  # (C, 2)
@@ -259,6 +281,30 @@ class BettingCells:
         shrunk = (BETA_PRIOR_WEIGHT + n_graded * slope) / (BETA_PRIOR_WEIGHT + n_graded)
         return np.clip(shrunk, 0.0, 1.0)
 
+    def _adaptive_bets(
+        self, mid: FloatArray, variance: FloatArray, n_left: int, t: int
+    ) -> tuple[FloatArray, FloatArray]:
+        """Return the aGRAPA bets (λ⁺, λ⁻) of each cell, before the caps (WSR24 §5.1).
+
+        λ = g / (σ²_X + g²), the maximiser of the second-order expansion of E log(1 + λX)
+        (Kelly), with g the predictable estimate of E[X(v)] = θ − v at the cell's middle v
+        and σ²_X = (|U_t|/N)²·σ̃² the predictable variance of X: the mean of the earlier
+        increments X_1..X_{t−1}(v), with the judge's mean f̄ (f̄n − v·f̄d for a ratio) as
+        ``MEAN_PRIOR_WEIGHT`` prior draws. K⁺ takes the positive part, K⁻ the negative
+        part. Only the t − 1 earlier grades and the judge's scores enter: predictable.
+        """
+        big_n = self.n_total
+        f_num_mean = self.f_sum[0] / big_n
+        f_den_mean = np.ones_like(f_num_mean) if self.f_sum[1] is None else self.f_sum[1] / big_n
+        past = t - 1
+        prior = MEAN_PRIOR_WEIGHT
+        mean_num = (prior * f_num_mean + self.z_sum[0]) / (prior + past)
+        mean_den = (prior * f_den_mean + self.z_sum[1]) / (prior + past)  # 1 for a mean
+        gap = mean_num[:, None] - mid * mean_den[:, None]  # ≈ E[X(v)] (WSR24 aGRAPA mean)
+        spread = variance * (n_left / big_n) ** 2
+        kelly = gap / (spread + gap * gap)
+        return np.maximum(kelly, 0.0), np.maximum(-kelly, 0.0)
+
     def step(
         self,
         *,
@@ -311,21 +357,24 @@ class BettingCells:
         ends = self.ends[None, a:b, :]  # (1, C, 2)
         x_low = num_low[:, None, None] - ends * den_high[:, None, None]
         x_high = num_high[:, None, None] - ends * den_low[:, None, None]
-        # Predictable base bets from the standardised residual's variance (WSR24,
-        # predictable plug-in), on the scale of X: Var X_t ≈ (|U_t|/N)² σ̃².
+        # Predictable variance of the standardised residual (WSR24 plug-in, prior ¼); on the
+        # scale of X: Var X_t ≈ (|U_t|/N)² σ̃².
         mid = self.mid[None, a:b]
         sq_n, sq_nd, sq_d = (self.resid_sq[k][:, None] for k in range(3))
         variance = (PRIOR_VARIANCE + sq_n - 2 * mid * sq_nd + mid * mid * sq_d) / t
         variance = np.maximum(variance, VARIANCE_FLOOR)
-        horizon = t * math.log(1.0 + t)
-        scale_up = big_n / n_left
-        base_plus = np.sqrt(2.0 * self.log_bar_lower / (variance * horizon)) * scale_up
-        base_minus = np.sqrt(2.0 * self.log_bar_upper / (variance * horizon)) * scale_up
+        if self.bets == "agrapa":
+            base_plus, base_minus = self._adaptive_bets(mid, variance, n_left, t)
+        else:
+            horizon = t * math.log(1.0 + t)
+            scale_up = big_n / n_left
+            base_plus = np.sqrt(2.0 * self.log_bar_lower / (variance * horizon)) * scale_up
+            base_minus = np.sqrt(2.0 * self.log_bar_upper / (variance * horizon)) * scale_up
         # Caps: 1 + λ⁺X ≥ 1 − c and 1 − λ⁻X ≥ 1 − c over the whole cell (WSR24).
         worst_low = np.maximum(np.max(-x_low, axis=-1, initial=0.0), RANGE_FLOOR)
         worst_high = np.maximum(np.max(x_high, axis=-1, initial=0.0), RANGE_FLOOR)
-        lam_plus = np.minimum(base_plus, BET_TRUNCATION / worst_low)[:, :, None]
-        lam_minus = np.minimum(base_minus, BET_TRUNCATION / worst_high)[:, :, None]
+        lam_plus = np.minimum(base_plus, self.truncation / worst_low)[:, :, None]
+        lam_minus = np.minimum(base_minus, self.truncation / worst_high)[:, :, None]
         x = z_num[:, None, None] - ends * z_den[:, None, None]
         if b > a:
             self.log_k_plus[:, a:b] += np.log1p(lam_plus * x)  # WSR24 capital process K⁺
@@ -390,6 +439,7 @@ def mean_sequence(
     alpha_upper: float = 0.025,
     scale: float = 1.0,
     tau: float = DEFAULT_TAU,
+    bets: BetRule = DEFAULT_BETS,
 ) -> SequencePath:
     """Return the confidence sequence of a population mean graded until decided.
 
@@ -411,6 +461,9 @@ def mean_sequence(
     tau : float, optional
         The uniform floor the draws used (:func:`draw_probabilities`); every q_drawn must
         be at least τ/|U_t|. Default 0.5.
+    bets : {"agrapa", "plug-in"}, optional
+        The bet rule (:class:`BettingCells`): adaptive Kelly-style bets (default) or
+        WSR24's predictable plug-in bets. Both are valid; the adaptive ones settle sooner.
 
     Returns
     -------
@@ -434,8 +487,8 @@ def mean_sequence(
 
     so E[Z_t | past] = θ_N = mean(y) over the N outputs exactly (SXR23). With q_t ≥
     τ/|U_t|, Z_t lies in a predictable range, and the capital processes of
-    :class:`BettingCells` (WSR24: capital processes with predictable plug-in bets, truncated at
-    0.75 of the largest safe bet) test each candidate mean. With uniform draws and β = 0,
+    :class:`BettingCells` (WSR24: capital processes with predictable adaptive bets, truncated
+    at 0.75 of the largest safe bet) test each candidate mean. With uniform draws and β = 0,
     Z_t − m = (|U_t|/N)·(y_{I_t} − (N m − Σ_{S_{t−1}} y)/|U_t|), the without-replacement
     increment of WSR20, so the sequence shrinks to the point mean(y) as t → N. The
     bounds are also intersected with the sure bounds Σ_S y/N and (Σ_S y + |U_{t+1}|)/N.
@@ -461,6 +514,7 @@ def mean_sequence(
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
         tau=tau,
+        bets=bets,
     )
     f_max, f_min = _remaining_extremes(judge, drawn)
     steps = drawn.size
@@ -506,6 +560,7 @@ def ratio_sequence(
     grid: ArrayLike | None = None,
     scale: float = 1.0,
     tau: float = DEFAULT_TAU,
+    bets: BetRule = DEFAULT_BETS,
 ) -> SequencePath:
     """Return the confidence sequence of Σ y_num / Σ y_den over the N outputs.
 
@@ -533,6 +588,8 @@ def ratio_sequence(
         can hold). Default 1.
     tau : float, optional
         The uniform floor the draws used. Default 0.5.
+    bets : {"agrapa", "plug-in"}, optional
+        The bet rule, as :func:`mean_sequence`.
 
     Returns
     -------
@@ -575,6 +632,7 @@ def ratio_sequence(
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
         tau=tau,
+        bets=bets,
     )
     num_max, num_min = _remaining_extremes(judge_num, drawn)
     den_max, den_min = _remaining_extremes(judge_den, drawn)

@@ -5,7 +5,8 @@ Each :class:`SimCell` is one operating point. :func:`simulate_sequential` runs
 product's engine (:class:`enterpriseval.stats.sequential.BettingCells`, the code behind
 :func:`~enterpriseval.stats.sequential.mean_sequence`), with the planner's draw rule
 (:func:`~enterpriseval.stats.sequential.draw_probabilities`: s_i = √ of the judge's
-uncertainty summed over the metrics still undecided, τ = 0.5) and the session's stopping
+uncertainty summed over the metrics still undecided, τ = 0.5), the product's default bets
+(adaptive; ``SimCell.bets`` and ``SimCell.truncation`` change them) and the session's stopping
 rule: stop when every gated metric is settled, when any is settled Reject, or at the budget.
 
 The model of an evaluation (one population per replication and metric):
@@ -41,7 +42,13 @@ from scipy.special import expit, logit
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
-from enterpriseval.stats.sequential import DEFAULT_GRID_POINTS, BettingCells
+from enterpriseval.stats.sequential import (
+    BET_TRUNCATION,
+    DEFAULT_BETS,
+    DEFAULT_GRID_POINTS,
+    BetRule,
+    BettingCells,
+)
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -80,6 +87,8 @@ class SimCell:
     alpha: float = 0.05
     tau: float = 0.5
     budget_fraction: float = 0.4
+    bets: BetRule = DEFAULT_BETS
+    truncation: float = BET_TRUNCATION
 
     @property
     def budget(self) -> int:
@@ -333,6 +342,8 @@ def simulate_sequential(cell: SimCell, replications: int, seed: int) -> CellResu
             alpha_lower=cell.alpha / 2.0,
             alpha_upper=cell.alpha / (2.0 * j_count),  # Bonferroni over J
             tau=cell.tau,
+            bets=cell.bets,
+            truncation=cell.truncation,
         )
         for f in fs
     ]

@@ -89,23 +89,22 @@ def test_draw_next_names_the_bad_argument(q, rng, message):
 # --------------------------------------------------------------------------------------
 
 
-def test_three_outputs_graded_uniformly_give_the_capital_computed_by_hand():
-    """N = 3, y = (1, 0, 1), a judge that scores 0 everywhere, uniform draws (τ = 1).
+THREE_OUTPUTS = dict(
+    n_total=3,
+    replications=1,
+    cell_lo=np.array([0.5]),
+    cell_hi=np.array([0.6]),
+    f_num_sum=np.array([0.0]),
+    f_den_sum=None,
+    alpha_lower=0.025,
+    alpha_upper=0.025,
+    tau=1.0,
+)
 
-    Z_1 = (1/3)·(1/(1/3)) = 1, Z_2 = (1/3)·(1 + 0) = 1/3, Z_3 = (1/3)·(1 + 0 + 1) = 2/3.
-    One cell [0.5, 0.6]; K⁺ read at 0.6 (its cap is the cell's), K⁻ at 0.5.
-    """
-    engine = BettingCells(
-        n_total=3,
-        replications=1,
-        cell_lo=np.array([0.5]),
-        cell_hi=np.array([0.6]),
-        f_num_sum=np.array([0.0]),
-        f_den_sum=None,
-        alpha_lower=0.025,
-        alpha_upper=0.025,
-        tau=1.0,
-    )
+
+def three_outputs_graded(bets):
+    """N = 3, y = (1, 0, 1), a judge scoring 0, uniform draws (τ = 1), one cell [0.5, 0.6]."""
+    engine = BettingCells(**THREE_OUTPUTS, bets=bets)
     zeros = np.zeros(1)
     z = []
     for y, q in ((1.0, 1 / 3), (0.0, 1 / 2), (1.0, 1.0)):
@@ -113,6 +112,16 @@ def test_three_outputs_graded_uniformly_give_the_capital_computed_by_hand():
             q=np.array([q]), y_num=np.array([y]), f_num=zeros, f_num_max=zeros, f_num_min=zeros
         )
         z.append(float(zn[0]))
+    return engine, z
+
+
+def test_three_outputs_graded_uniformly_give_the_capital_computed_by_hand():
+    """N = 3, y = (1, 0, 1), a judge that scores 0 everywhere, uniform draws (τ = 1), plug-in.
+
+    Z_1 = (1/3)·(1/(1/3)) = 1, Z_2 = (1/3)·(1 + 0) = 1/3, Z_3 = (1/3)·(1 + 0 + 1) = 2/3.
+    One cell [0.5, 0.6]; K⁺ read at 0.6 (its cap is the cell's), K⁻ at 0.5.
+    """
+    engine, z = three_outputs_graded("plug-in")
     assert z == pytest.approx([1.0, 1 / 3, 2 / 3], abs=1e-15)
     # t = 1: σ̃² = 0.25 (prior), base bet √(2·log 40 / (0.25·1·log 2))·(3/3).
     base1 = math.sqrt(2 * LOG_40 / (0.25 * math.log(2)))
@@ -131,6 +140,56 @@ def test_three_outputs_graded_uniformly_give_the_capital_computed_by_hand():
     assert engine.log_k_minus[0, 0, 0] == pytest.approx(math.log(k_minus), abs=1e-12)
     assert not engine.rejected_plus[0, 0]
     assert not engine.rejected_minus[0, 0]
+
+
+def test_three_outputs_with_adaptive_bets_give_the_capital_computed_by_hand():
+    """The same draws with aGRAPA bets λ = g/(σ̃²(|U_t|/N)² + g²) at the cell's middle 0.55.
+
+    g_t = (f̄ − 0.55 + Σ_{i<t} (Z_i − 0.55)) / t with f̄ = 0 (one prior draw at the judge's
+    mean): g_1 = −0.55, g_2 = (−0.55 + 0.45)/2 = −0.05,
+    g_3 = (−0.55 + (1 − 0.55) + (1/3 − 0.55))/3 = −0.105556. σ̃² as the plug-in test: 0.25,
+    0.625, 0.5. Every g < 0, so K⁺ never bets (log K⁺ = 0) and K⁻ bets −g/(σ̃²(|U|/N)² + g²):
+    t = 1: 0.55/(0.25 + 0.3025) = 0.99548 (cap 0.75/0.5 = 1.5);
+    t = 2: 0.05/(0.625·4/9 + 0.0025) = 0.17839 (cap 1.5);
+    t = 3: 0.105556/(0.5/9 + 0.011142) = 1.582601 (cap 0.75/(1/3 + 1/3 − 0.5) = 4.5).
+    """
+    engine, _ = three_outputs_graded("agrapa")
+    g = [-0.55, -0.05, (-0.55 + 0.45 + (1 / 3 - 0.55)) / 3]
+    spread = [0.25, 0.625 * 4 / 9, 0.5 / 9]
+    lam = [-gi / (si + gi * gi) for gi, si in zip(g, spread, strict=True)]
+    assert lam == pytest.approx([0.995475, 0.178394, 1.582601], abs=1e-6)  # by hand, above
+    x_at_half = [1 - 0.5, 1 / 3 - 0.5, 2 / 3 - 0.5]
+    k_minus = math.prod(1 - li * xi for li, xi in zip(lam, x_at_half, strict=True))
+    assert engine.log_k_minus[0, 0, 0] == pytest.approx(math.log(k_minus), abs=1e-12)
+    assert engine.log_k_plus[0, 0] == pytest.approx([0.0, 0.0], abs=1e-15)
+
+
+def test_adaptive_bets_settle_a_clear_reject_sooner_than_plug_in_bets():
+    """Kelly-sized bets exclude a candidate far from the mean in fewer draws (same draws).
+
+    40 populations of 500 outputs with 60 % passes, a judge scoring 0, uniform draws: the
+    draw at which the upper bound first reaches θout = 0.75 (a settled Reject).
+    """
+    rng = np.random.default_rng(8)
+    n_total, steps = 500, 200
+    q = 1.0 / (n_total - np.arange(steps))
+    used = {"agrapa": [], "plug-in": []}
+    for _ in range(40):
+        y = np.zeros(n_total)
+        y[rng.permutation(n_total)[:300]] = 1.0
+        order = rng.permutation(n_total)[:steps]
+        for bets, draws in used.items():
+            path = mean_sequence(np.zeros(n_total), order, q, y[order], tau=1.0, bets=bets)
+            below = np.flatnonzero(path.upper <= 0.75)
+            draws.append(below[0] + 1 if below.size else steps)
+    assert np.mean(used["agrapa"]) < 0.9 * np.mean(used["plug-in"])
+
+
+def test_the_engine_names_a_bad_bet_rule_or_truncation():
+    with pytest.raises(ValueError, match="bets must be"):
+        BettingCells(**THREE_OUTPUTS, bets="kelly")
+    with pytest.raises(ValueError, match="truncation must be"):
+        BettingCells(**THREE_OUTPUTS, truncation=1.0)
 
 
 def test_grading_every_output_closes_the_sequence_on_the_population_mean():
@@ -210,6 +269,7 @@ def engine_log_capital(m, side):
         alpha_lower=0.025,
         alpha_upper=0.025,
         tau=1.0,
+        bets="plug-in",
     )
     zeros = np.zeros(1)
     out = []
@@ -267,9 +327,14 @@ def reference_beta(graded):
     return min(1.0, max(0.0, (5.0 + n * slope) / (5.0 + n)))
 
 
-def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None):
-    """Return per draw the lists of log K⁺ and log K⁻ at both ends of each cell."""
+def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None, bets="agrapa"):
+    """Return per draw the lists of log K⁺ and log K⁻ at both ends of each cell.
+
+    aGRAPA bets: g = (f̄n − v·f̄d + Σ_{i<t} (Zn_i − v·Zd_i)) / t at the cell's middle v,
+    λ = g / (σ̃²·(|U_t|/N)² + g²), K⁺ the positive part, K⁻ the negative part, each capped.
+    """
     n_total = len(f)
+    past_x = []  # (Zn, Zd) of earlier draws
     ratio = f_den is not None
     graded_n, graded_d = [], []
     past_dev = []
@@ -304,16 +369,24 @@ def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None)
         for c, (a, b) in enumerate(cells):
             mid = (a + b) / 2
             variance = max((0.25 + sum((dn - mid * dd) ** 2 for dn, dd in past_dev)) / t, 1e-4)
-            base = math.sqrt(2 * math.log(1 / alpha) / (variance * t * math.log(1 + t)))
-            base *= n_total / n_left
+            if bets == "agrapa":
+                f_bar_d = sum(f_den) / n_total if ratio else 1.0
+                prior = sum(f) / n_total - mid * f_bar_d
+                g = (prior + sum(zn - mid * zd for zn, zd in past_x)) / t
+                kelly = g / (variance * (n_left / n_total) ** 2 + g * g)
+                base_p, base_m = max(kelly, 0.0), max(-kelly, 0.0)
+            else:
+                base = math.sqrt(2 * math.log(1 / alpha) / (variance * t * math.log(1 + t)))
+                base_p = base_m = base * n_total / n_left
             worst_low = max(-(num_low - a * den_high), -(num_low - b * den_high), 1e-12)
             worst_high = max(num_high - a * den_low, num_high - b * den_low, 1e-12)
-            lam_p, lam_m = min(base, 0.75 / worst_low), min(base, 0.75 / worst_high)
+            lam_p, lam_m = min(base_p, 0.75 / worst_low), min(base_m, 0.75 / worst_high)
             for e, v in enumerate((a, b)):
                 x = z_n - v * z_d
                 log_plus[c][e] += math.log(1 + lam_p * x)
                 log_minus[c][e] += math.log(1 - lam_m * x)
         history.append(([row[:] for row in log_plus], [row[:] for row in log_minus]))
+        past_x.append((z_n, z_d))
         std_n = (y[t - 1] - b_n * f[i]) / (n_left * q[t - 1])
         std_d = (y_den[t - 1] - b_d * f_den[i]) / (n_left * q[t - 1]) if ratio else 0.0
         past_dev.append((std_n - sum_std[0] / t, std_d - sum_std[1] / t))
@@ -337,7 +410,8 @@ def active_draws(rng, s, steps, tau):
     return order, q_drawn
 
 
-def test_the_mean_capital_matches_a_plain_python_reference_under_active_draws():
+@pytest.mark.parametrize("bets", ["agrapa", "plug-in"])
+def test_the_mean_capital_matches_a_plain_python_reference_under_active_draws(bets):
     rng = np.random.default_rng(11)
     n_total, steps = 30, 18
     latent = rng.beta(0.6, 0.2, size=n_total)
@@ -355,8 +429,11 @@ def test_the_mean_capital_matches_a_plain_python_reference_under_active_draws():
         alpha_lower=0.025,
         alpha_upper=0.025,
         tau=0.5,
+        bets=bets,
     )
-    reference = reference_capital(list(f), order, q_drawn, list(y[order]), cells, 0.5, 0.025)
+    reference = reference_capital(
+        list(f), order, q_drawn, list(y[order]), cells, 0.5, 0.025, bets=bets
+    )
     for t, i in enumerate(order):
         rest = [k for k in range(n_total) if k not in order[:t]]
         engine.step(
@@ -371,7 +448,8 @@ def test_the_mean_capital_matches_a_plain_python_reference_under_active_draws():
         assert engine.log_k_minus[0] == pytest.approx(np.array(ref_minus), abs=1e-10)
 
 
-def test_the_ratio_capital_matches_a_plain_python_reference_under_active_draws():
+@pytest.mark.parametrize("bets", ["agrapa", "plug-in"])
+def test_the_ratio_capital_matches_a_plain_python_reference_under_active_draws(bets):
     rng = np.random.default_rng(12)
     n_total, steps = 25, 15
     den = rng.integers(0, 4, size=n_total).astype(float)
@@ -390,10 +468,20 @@ def test_the_ratio_capital_matches_a_plain_python_reference_under_active_draws()
         alpha_lower=0.025,
         alpha_upper=0.025,
         tau=0.5,
+        bets=bets,
     )
     y_num, y_den = list(num[order] / 4), list(den[order] / 4)
     reference = reference_capital(
-        list(f_num), order, q_drawn, y_num, cells, 0.5, 0.025, f_den=list(f_den), y_den=y_den
+        list(f_num),
+        order,
+        q_drawn,
+        y_num,
+        cells,
+        0.5,
+        0.025,
+        f_den=list(f_den),
+        y_den=y_den,
+        bets=bets,
     )
     for t, i in enumerate(order):
         rest = [k for k in range(n_total) if k not in order[:t]]
