@@ -72,6 +72,7 @@ bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run
 	$(PY) -m bench.cases_executor
 	$(PY) -m bench.cases_runs
+	$(PY) -m bench.cases_judge
 	$(PY) -m bench.cases_import
 	$(PY) -m bench.cases_import --database $(BENCH_IMPORT_DATABASE)
 	$(PY) -m bench.cases_scorecard
@@ -140,3 +141,4 @@ format: venv
 bench-executor: venv
 	$(PY) -m bench.cases_executor
 	$(PY) -m bench.cases_runs
+	$(PY) -m bench.cases_judge
