@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Max
 
-from charters.catalogue import BIAS_BOUND_RULE, catalogue
+from charters.catalogue import BIAS_BOUND_RULE, OPTIONAL_RUBRIC_FIELDS, catalogue
 from charters.models.charters import Charter
 from charters.selectors.charters import charter_document_build
 from enterpriseval.errors import ServiceError
@@ -255,8 +255,13 @@ def agreement_report(
         seed=session.seed,
     )
     target = charter.kappa_target
+    # An optional field (SPEC §4.1) is reported only where the charter asks it: a field no
+    # grader was asked has no agreement to show, not one below target.
+    asked = set(charter.rubric_fields or ())
     fields = [
-        FieldRow(agreement, target, agreement.passes(target)) for agreement in agreements.values()
+        FieldRow(agreement, target, agreement.passes(target))
+        for name, agreement in agreements.items()
+        if name not in OPTIONAL_RUBRIC_FIELDS or name in asked
     ]
     return AgreementReport(
         session=session,
