@@ -37,7 +37,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -112,6 +112,77 @@ class ModelClient(Protocol):
     async def aclose(self) -> None:
         """Release connections; the client may be used again afterwards."""
         ...
+
+
+#: Runs a function in the thread that called :func:`execute` (where the database may be
+#: used) and awaits its result from the event loop.
+InCaller = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+
+class ItemFeed(Protocol):
+    """Work items handed out on demand (a run's pieces taken as its calls need them,
+    :mod:`runs.services.runs`): ``take`` returns the next item, or None when none is left,
+    and may read the database through ``in_caller``; ``left`` counts the items not handed
+    out. ``take`` is awaited by many calls at once, all in the event loop's thread."""
+
+    async def take(self, in_caller: InCaller) -> WorkItem | None:
+        """Return the next item, or None when none is left."""
+        ...
+
+    def left(self) -> int:
+        """Return how many items were not handed out (after the calls have ended)."""
+        ...
+
+
+class _IterableFeed:
+    """An :class:`ItemFeed` over an iterable, taken in the event loop's thread."""
+
+    def __init__(self, items: Iterable[WorkItem]) -> None:
+        self._items = iter(items)
+
+    async def take(self, in_caller: InCaller) -> WorkItem | None:
+        return next(self._items, None)
+
+    def left(self) -> int:
+        return sum(1 for _ in self._items)
+
+
+@dataclass(frozen=True)
+class _CallerJob:
+    """A function the event loop asks the calling thread to run (:data:`InCaller`)."""
+
+    function: Callable[[], Any]
+    future: asyncio.Future[Any]
+    loop: asyncio.AbstractEventLoop
+
+    def run(self) -> None:
+        try:
+            value = self.function()
+        except BaseException as error:  # handed to the awaiting coroutine
+            self.answer(error)
+        else:
+            self._post(value, None)
+
+    def answer(self, error: BaseException) -> None:
+        self._post(None, error)
+
+    def _post(self, value: Any, error: BaseException | None) -> None:
+        # The loop may have ended meanwhile (its calls cancelled): nobody awaits the answer.
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(self._settle, value, error)
+
+    def _settle(self, value: Any, error: BaseException | None) -> None:
+        if self.future.done():  # the awaiting coroutine was cancelled
+            return
+        if error is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(value)
+
+
+async def _run_here(function: Callable[[], Any]) -> Any:
+    """:data:`InCaller` of :func:`execute_async` called directly: run in this thread."""
+    return function()
 
 
 @dataclass
@@ -367,7 +438,7 @@ def timeout_for(model: Mapping[str, Any]) -> float:
 
 
 def execute(
-    items: Iterable[WorkItem],
+    items: Iterable[WorkItem] | ItemFeed,
     *,
     client: ModelClient,
     concurrency: int,
@@ -381,6 +452,9 @@ def execute(
     slots: Callable[[], AbstractAsyncContextManager[SlotLimiter]] | None = None,
 ) -> ExecutionSummary:
     """Call the model for every item, at most ``concurrency`` at a time; deliver the results.
+
+    ``items`` is an iterable (consumed in the event loop's thread) or an :class:`ItemFeed`
+    that hands items out as the calls need them.
 
     ``on_batch`` runs in the calling thread with up to ``batch_size`` results each time,
     while later calls are in flight. If it raises, no new item is started, the items in
@@ -397,9 +471,15 @@ def execute(
         raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
     if timeout_s <= 0:
         raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
-    batches: queue.Queue[list[ItemResult] | BaseException | None] = queue.Queue()
+    batches: queue.Queue[list[ItemResult] | BaseException | _CallerJob | None] = queue.Queue()
     stop = threading.Event()
     outcome: list[ExecutionSummary] = []
+
+    async def in_caller(function: Callable[[], Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        job = _CallerJob(function, loop.create_future(), loop)
+        batches.put(job)
+        return await job.future
 
     def run_loop() -> None:
         try:
@@ -418,6 +498,7 @@ def execute(
                         batch_size=batch_size,
                         stop=stop,
                         slots=slots,
+                        in_caller=in_caller,
                     )
                 )
             )
@@ -430,7 +511,12 @@ def execute(
     thread.start()
     failure: BaseException | None = None
     while (batch := batches.get()) is not None:
-        if isinstance(batch, BaseException):
+        if isinstance(batch, _CallerJob):
+            if failure is None:
+                batch.run()
+            else:
+                batch.answer(RuntimeError("the execution is stopping"))
+        elif isinstance(batch, BaseException):
             failure = failure or batch
         elif failure is None:
             try:
@@ -445,7 +531,7 @@ def execute(
 
 
 async def execute_async(
-    items: Iterable[WorkItem],
+    items: Iterable[WorkItem] | ItemFeed,
     *,
     client: ModelClient,
     concurrency: int,
@@ -458,22 +544,24 @@ async def execute_async(
     batch_size: int = 50,
     stop: threading.Event | None = None,
     slots: Callable[[], AbstractAsyncContextManager[SlotLimiter]] | None = None,
+    in_caller: InCaller = _run_here,
 ) -> ExecutionSummary:
-    """The event-loop half of :func:`execute`; ``on_batch`` runs inside the loop here."""
+    """The event-loop half of :func:`execute`; ``on_batch`` runs inside the loop here, and
+    ``in_caller`` runs a feed's reads (in :func:`execute`: in the calling thread)."""
     started = time.perf_counter()
-    pending = iter(items)
+    feed: ItemFeed = items if hasattr(items, "take") else _IterableFeed(items)  # type: ignore[arg-type]
     buffer: list[ItemResult] = []
     delivered = 0
     stopped_by_budget = False
 
-    def next_item() -> WorkItem | None:
+    async def next_item() -> WorkItem | None:
         nonlocal stopped_by_budget
         if stop is not None and stop.is_set():
             return None
         if budget.exhausted:
             stopped_by_budget = True
             return None
-        return next(pending, None)
+        return await feed.take(in_caller)
 
     def deliver(force: bool = False) -> None:
         nonlocal delivered
@@ -484,7 +572,7 @@ async def execute_async(
             on_batch(batch)
 
     async def worker(limiter: SlotLimiter | None) -> None:
-        while (item := next_item()) is not None:
+        while (item := await next_item()) is not None:
             if limiter is None:
                 result = await _call_with_retries(
                     item, client, timeout_s, max_attempts, base_delay, max_delay
@@ -509,7 +597,7 @@ async def execute_async(
         with contextlib.suppress(Exception):
             await client.aclose()
     deliver(force=True)
-    not_started = sum(1 for _ in pending)
+    not_started = feed.left()
     return ExecutionSummary(
         delivered=delivered,
         not_started=not_started,

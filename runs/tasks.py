@@ -14,9 +14,10 @@ from runs.services.runs import run_execute_chunk
 
 
 @shared_task(name="runs.run_execute_chunk", acks_late=True, reject_on_worker_lost=True)
-def run_execute_chunk_task(run_id: int, task_pks: list[int]) -> dict[str, object]:
-    """Execute one chunk of a run; idempotent, so a redelivered message writes nothing twice."""
-    result = run_execute_chunk(run_id=run_id, task_pks=task_pks)
+def run_execute_chunk_task(run_id: int, task_pks: list[int], runner: str = "") -> dict[str, object]:
+    """Execute one chunk of a run, or with ``runner`` the run's pieces in Redis until none is
+    left; idempotent, so a redelivered message writes nothing twice."""
+    result = run_execute_chunk(run_id=run_id, task_pks=task_pks, runner=runner)
     return {
         "run": result.run_id,
         "written": result.written,

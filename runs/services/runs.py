@@ -30,6 +30,10 @@ failed), ``items_failed`` those that failed; the run is complete when ``items_do
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -49,6 +53,7 @@ from charters.services.use_cases import use_case_advance
 from enterpriseval.errors import ConflictError, ServiceError
 from runs.executor import (
     BudgetGuard,
+    InCaller,
     ItemResult,
     Message,
     ModelCallError,
@@ -59,6 +64,7 @@ from runs.executor import (
 )
 from runs.labels import LabelRead, LabelReader, label_reader
 from runs.models import Output, OutputStatus, Run, RunMode, RunStatus
+from runs.pieces import PieceQueue, run_pieces_key
 from runs.prompting import TemplateError, check_prompts, cited_ids, render_messages
 from runs.retrieval import DEFAULT_TOP_K, Chunk, retrieve
 from runs.segment_pool import PendingUnits, Segmenter, UnitRow
@@ -78,6 +84,10 @@ CHUNK_TASKS = 50
 CHUNK_ITEMS_PER_SLOT = 4
 CHUNK_RAMP = 4  # the first chunks hold 1/4, 2/4, 3/4 of a chunk (_chunks)
 PROCESS_MAX_IN_FLIGHT = 128
+# On a Redis broker (runs.pieces): items per piece, and slots of the run's concurrency per runner
+PIECE_ITEMS = 8
+STATUS_EVERY_S = 1.0  # a runner reads the run's status at most this often (_PieceFeed)
+RUNNER_MIN_SLOTS = 32
 WRITE_BATCH = 50
 # A run's batch goes to the splitting processes only from this many characters of text. Measured
 # (bench/cases_runs.py, 1,000 calls of 90-character answers, one worker, load 2–5): splitting in
@@ -184,6 +194,11 @@ def run_start(
     to reach :data:`CHUNK_ITEMS_PER_SLOT` × the run's concurrency; from three chunks on, the
     first three hold ¼, ½ and ¾ of that (staggered ends, ``_chunks``).
 
+    Where the run's slots are held in Redis (``RUN_SLOTS_REDIS_URL``; a Redis broker), the
+    tasks are instead cut into pieces of :data:`PIECE_ITEMS` items, pushed to the run's list
+    in Redis (runs.pieces), and a few *runners* are enqueued that take pieces as their calls
+    need them (:func:`_runner_count`); the pieces are returned.
+
     Starting a running run again resumes it: only chunks with missing outputs are enqueued,
     and a chunk that runs twice writes nothing twice. ``enqueue=False`` only marks the run
     started and returns the chunks, for a caller that executes them in-process.
@@ -198,10 +213,19 @@ def run_start(
         raise ConflictError(
             f"run {locked.pk} is {locked.get_status_display().lower()}; create a new run instead"
         )
-    chunks = _chunks(
-        _unfinished_task_pks(locked),
-        chunk_size(chunk_tasks=chunk_tasks, repeats=locked.repeats, concurrency=locked.concurrency),
-    )
+    unfinished = _unfinished_task_pks(locked)
+    queue = _piece_queue(locked) if enqueue else None
+    if queue is None:
+        chunks = _chunks(
+            unfinished,
+            chunk_size(
+                chunk_tasks=chunk_tasks, repeats=locked.repeats, concurrency=locked.concurrency
+            ),
+        )
+        runners: list[str] = []
+    else:
+        chunks = _chunks(unfinished, -(-PIECE_ITEMS // locked.repeats), ramp=False)
+        runners = [uuid.uuid4().hex[:16] for _ in range(_runner_count(locked, len(chunks)))]
     if locked.status == RunStatus.PENDING:
         locked.status = RunStatus.RUNNING
         locked.started_at = timezone.now()
@@ -214,11 +238,14 @@ def run_start(
         payload={
             "run": locked.pk,
             "chunks": len(chunks),
+            "runners": len(runners),
             "items_total": locked.items_total,
             "inline": not enqueue,
         },
     )
-    for pks in chunks if enqueue else []:
+    if queue is not None:
+        transaction.on_commit(lambda: _hand_out(queue, locked.pk, chunks, runners))
+    for pks in chunks if enqueue and queue is None else []:
         transaction.on_commit(
             lambda pks=pks: run_execute_chunk_task.delay(locked.pk, pks)  # type: ignore[misc]
         )
@@ -226,8 +253,11 @@ def run_start(
     return chunks
 
 
-def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
+def run_execute_chunk(*, run_id: int, task_pks: Sequence[int], runner: str = "") -> ChunkResult:
     """Execute the (task, repeat) pairs of ``task_pks`` that have no output yet.
+
+    With ``runner`` (``task_pks`` empty), execute the run's pieces in Redis instead, taken as
+    the calls need them until none is left (:class:`_PieceFeed`, runs.pieces).
 
     Not one transaction: each batch of results is written, with the run's counters, in its
     own, so progress shows while the chunk runs and a lost worker loses only what is in
@@ -241,38 +271,38 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
             status=RunStatus.RUNNING, started_at=timezone.now()
         )
     document = run.configuration.document
-    tasks = list(
-        Task.objects.filter(
-            pk__in=list(task_pks), task_set_id=run.task_set_id, split=run.split
-        ).order_by("line_number")
-    )
-    done = set(
-        Output.objects.filter(run_id=run_id, task_id__in=[t.pk for t in tasks]).values_list(
-            "task_id", "repeat_index"
-        )
-    )
-    pending = [(t, r) for t in tasks for r in range(run.repeats) if (t.pk, r) not in done]
-    if not pending:
-        _complete_if_done(run_id)
-        return ChunkResult(run_id, 0, 0, len(done), 0, _status(run_id))
+    work = _Work(run)
+    feed: _PieceFeed | None = None
     in_flight = min(run.concurrency, _process_max_in_flight())
+    if runner:
+        queue = _piece_queue(run)
+        if queue is None:
+            raise ImproperlyConfigured("a run's runner needs RUN_SLOTS_REDIS_URL (runs.pieces)")
+        feed = _PieceFeed(work, queue, runner, low_water=in_flight)
+        pending_count = 1  # not known before the pieces are taken
+    else:
+        pending, sources = work.load(task_pks)
+        if not pending:
+            _complete_if_done(run_id)
+            return ChunkResult(run_id, 0, 0, work.skipped, 0, _status(run_id))
+        pending_count = len(pending)
     try:
         client = client_for(document["model"], concurrency=in_flight)
     except ModelCallError as error:
         _fail(run_id, f"cannot call the model: {error.reason}")
-        return ChunkResult(run_id, 0, 0, len(done), len(pending), RunStatus.FAILED)
+        return ChunkResult(run_id, 0, 0, work.skipped, pending_count, RunStatus.FAILED)
     # Rendered as the executor takes them: the first calls start without waiting for the rest.
-    items = _work_items(pending, _sources_of(tasks), document)
+    items = feed if feed is not None else _work_items(pending, sources, document)
 
     budget = BudgetGuard(limit=run.cost_budget_usd, spent=run.cost_usd)
-    gold = _gold_of(task.pk for task in tasks)
+    gold = work.gold
     segmenter = segmenter_from_settings(min_chars=RUN_SPLIT_MIN_CHARS)
     written = failed = 0
     labels = _OutputLabels(
         label_reader(
             (document.get("guardrails") or {}).get("output_format"), run.task_set.label_set
         ),
-        {task.pk: task.external_id for task in tasks},
+        work.task_ids,
     )
 
     # Batches being split while earlier ones are written: the thread waits on a split only
@@ -293,22 +323,28 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int]) -> ChunkResult:
         splitting.append((results, _split(segmenter, results, gold)))
         write_split(all_of_them=False)
 
-    summary = execute(
-        items,
-        client=client,
-        concurrency=in_flight,
-        timeout_s=timeout_for(document["model"]),
-        budget=budget,
-        on_batch=write,
-        batch_size=WRITE_BATCH,
-        slots=_run_slots(run, in_flight),
-    )
-    write_split(all_of_them=True)
+    try:
+        summary = execute(
+            items,
+            client=client,
+            concurrency=in_flight,
+            timeout_s=timeout_for(document["model"]),
+            budget=budget,
+            on_batch=write,
+            batch_size=WRITE_BATCH,
+            slots=_run_slots(run, in_flight),
+        )
+        write_split(all_of_them=True)
+        if feed is not None:
+            feed.finish()  # every piece it took is written
+    finally:
+        if feed is not None:
+            feed.close()
     if summary.budget_exhausted:
         _stop_on_budget(run_id)
     else:
         _complete_if_done(run_id)
-    return ChunkResult(run_id, written, failed, len(done), summary.not_started, _status(run_id))
+    return ChunkResult(run_id, written, failed, work.skipped, summary.not_started, _status(run_id))
 
 
 def chunk_size(*, chunk_tasks: int, repeats: int, concurrency: int) -> int:
@@ -369,7 +405,40 @@ def _unfinished_task_pks(run: Run) -> list[int]:
     return [pk for pk in pks if counts.get(pk, 0) < run.repeats]
 
 
-def _chunks(pks: list[int], size: int) -> list[list[int]]:
+def _piece_queue(run: Run) -> PieceQueue | None:
+    """Return the run's pieces in Redis when a Redis server holds its slots, else None."""
+    url = getattr(settings, "RUN_SLOTS_REDIS_URL", "")
+    if not url:
+        return None
+    return PieceQueue(url=url, key=run_pieces_key(run.pk, str(connection.settings_dict["NAME"])))
+
+
+def _runner_count(run: Run, pieces: int) -> int:
+    """Return how many runners take a run's pieces: the processes it may keep busy.
+
+    As many as fixed chunks of :data:`CHUNK_ITEMS_PER_SLOT` × concurrency items would have
+    been, at least two (a second process takes the first one's slots while it writes) and at
+    least one per :data:`RUNNER_MIN_SLOTS` of the run's concurrency; never more than the
+    pieces. A runner that starts once every piece is taken ends at once.
+    """
+    by_items = -(-run.items_total // (CHUNK_ITEMS_PER_SLOT * run.concurrency))
+    by_slots = -(-run.concurrency // RUNNER_MIN_SLOTS)
+    return max(1, min(pieces, max(2, by_items, by_slots)))
+
+
+def _hand_out(queue: PieceQueue, run_id: int, pieces: list[list[int]], runners: list[str]) -> None:
+    """Push the run's pieces, then enqueue its runners (after the run's start is committed)."""
+    from runs.tasks import run_execute_chunk_task
+
+    try:
+        queue.push(pieces)
+    finally:
+        queue.close()
+    for runner in runners:
+        run_execute_chunk_task.delay(run_id, [], runner)  # type: ignore[misc]
+
+
+def _chunks(pks: list[int], size: int, *, ramp: bool = True) -> list[list[int]]:
     """Cut ``pks`` into chunks of ``size``; from three chunks on, the first ones ramp up.
 
     The first chunks hold ¼, ½ and ¾ of a chunk (:data:`CHUNK_RAMP`), then whole ones. The
@@ -380,16 +449,173 @@ def _chunks(pks: list[int], size: int) -> list[list[int]]:
     slots idle together. Every chunk still holds at least ¼ of ``size`` (the run's
     concurrency in items, :func:`chunk_size`).
     """
-    ramp = (
+    lengths = (
         [-(-size * step // CHUNK_RAMP) for step in range(1, CHUNK_RAMP)]
-        if len(pks) > 2 * size
+        if ramp and len(pks) > 2 * size
         else []
     )
     chunks, start = [], 0
-    for length in ramp:
+    for length in lengths:
         chunks.append(pks[start : start + length])
         start += length
     return chunks + [pks[i : i + size] for i in range(start, len(pks), size)]
+
+
+class _Work:
+    """A run's tasks read piece by piece: the (task, repeat) pairs still without an output,
+    and the gold and task ids their results are written with (filled as pieces are read,
+    always before their items are handed out)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.gold: dict[int, _TaskGold] = {}
+        self.task_ids: dict[int, str] = {}
+        self.skipped = 0  # pairs found already written
+
+    def load(
+        self, task_pks: Sequence[int]
+    ) -> tuple[list[tuple[Task, int]], dict[int, list[Chunk]]]:
+        """Return the pairs of ``task_pks`` without an output and their tasks' sources."""
+        run = self.run
+        tasks = list(
+            Task.objects.filter(
+                pk__in=list(task_pks), task_set_id=run.task_set_id, split=run.split
+            ).order_by("line_number")
+        )
+        done = set(
+            Output.objects.filter(run_id=run.pk, task_id__in=[t.pk for t in tasks]).values_list(
+                "task_id", "repeat_index"
+            )
+        )
+        self.skipped += len(done)
+        pending = [(t, r) for t in tasks for r in range(run.repeats) if (t.pk, r) not in done]
+        if not pending:
+            return [], {}
+        needed = list({task.pk: task for task, _ in pending}.values())
+        self.gold.update(_gold_of(task.pk for task in needed))
+        self.task_ids.update({task.pk: task.external_id for task in needed})
+        return pending, _sources_of(needed)
+
+
+class _PieceFeed:
+    """The items of the run's pieces in Redis, handed to the executor as its calls need them.
+
+    Pieces are taken (Redis, one round trip) and read (the database, one set of queries, in
+    the thread that called the executor: its ``in_caller``) once fewer than half of
+    ``low_water`` items — the calls this process keeps in flight — are in hand, as many at once
+    as bring them back to ``low_water``: a call rarely waits for a read (milliseconds, against
+    hundreds for a call), reads are few, and a process holds no more than one round of calls
+    beyond those in flight, so the run's last pieces go to whichever process has slots.
+    Prompts are rendered as the calls take their items, in the event loop's thread, as for a
+    chunk. A runner delivered again first takes back the pieces it took before.
+    """
+
+    def __init__(self, work: _Work, queue: PieceQueue, runner: str, *, low_water: int) -> None:
+        self.work = work
+        self.queue = queue
+        self.runner = runner
+        self.document = work.run.configuration.document
+        self.low_water = max(1, low_water)
+        # each piece read: its items (rendered as taken) and how many are left of them
+        self._pieces: deque[tuple[Iterator[WorkItem], list[int]]] = deque()
+        self._in_hand = 0
+        self._again: deque[list[int]] | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._arrived: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self._exhausted = False
+        self._checked = -math.inf  # when the run's status was last read
+
+    async def take(self, in_caller: InCaller) -> WorkItem | None:
+        while not self._in_hand:
+            if self._error is not None:
+                raise self._error
+            if self._exhausted:
+                return None
+            arrived = self._arrival()
+            self._read_ahead(in_caller)
+            await arrived.wait()
+        items, count = self._pieces[0]
+        item = next(items)
+        count[0] -= 1
+        self._in_hand -= 1
+        if not count[0]:
+            self._pieces.popleft()
+        if 2 * self._in_hand < self.low_water:
+            self._read_ahead(in_caller)
+        return item
+
+    def left(self) -> int:
+        again = sum(len(piece) for piece in self._again or ())
+        return self._in_hand + (again + self.queue.tasks_left()) * self.work.run.repeats
+
+    def finish(self) -> None:
+        """Forget the pieces taken: every one of them is written."""
+        self.queue.forget(self.runner)
+
+    def close(self) -> None:
+        self.queue.close()
+
+    def _arrival(self) -> asyncio.Event:
+        if self._arrived is None:
+            self._arrived = asyncio.Event()
+        return self._arrived
+
+    def _wake(self) -> None:
+        if self._arrived is not None:
+            self._arrived.set()
+            self._arrived = None
+
+    def _read_ahead(self, in_caller: InCaller) -> None:
+        if self._reader is None and not self._exhausted and self._error is None:
+            self._reader = asyncio.get_running_loop().create_task(self._read(in_caller))
+
+    async def _read(self, in_caller: InCaller) -> None:
+        try:
+            while self._in_hand < self.low_water and not self._exhausted:
+                want = self.low_water - self._in_hand
+                read = await in_caller(lambda want=want: self._next_pieces(want))  # type: ignore[misc]
+                if read is None:
+                    self._exhausted = True
+                else:
+                    pending, sources = read
+                    self._pieces.append(
+                        (_work_items(pending, sources, self.document), [len(pending)])
+                    )
+                    self._in_hand += len(pending)
+                self._wake()
+        except Exception as error:  # raised to the calls waiting for items
+            self._error = error
+            self._wake()
+        finally:
+            self._reader = None
+
+    def _next_pieces(
+        self, want: int
+    ) -> tuple[list[tuple[Task, int]], dict[int, list[Chunk]]] | None:
+        """Take pieces holding at least ``want`` pairs and read those left to call (one read
+        for all of them); None once no piece is left or the run has ended (budget, failure).
+        Runs in the executor's calling thread."""
+        if self._again is None:
+            self._again = deque(self.queue.taken(self.runner))
+        now = time.monotonic()
+        if now - self._checked >= STATUS_EVERY_S:  # a run stopped (budget, failure) ends here
+            self._checked = now
+            if _status(self.work.run.pk) != RunStatus.RUNNING:
+                return None
+        repeats = self.work.run.repeats
+        while True:
+            task_pks: list[int] = []
+            while self._again and len(task_pks) * repeats < want:
+                task_pks.extend(self._again.popleft())
+            if (need := want - len(task_pks) * repeats) > 0:
+                for piece in self.queue.take(self.runner, -(-need // PIECE_ITEMS)):
+                    task_pks.extend(piece)
+            if not task_pks:
+                return None
+            pending, sources = self.work.load(task_pks)
+            if pending:
+                return pending, sources
 
 
 def _sources_of(tasks: list[Task]) -> dict[int, list[Chunk]]:
