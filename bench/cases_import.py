@@ -40,6 +40,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from bench.workers import recreate_database
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "credit_memo"
 MILLION_REPEATS = 12
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_memory_import(folder, args.memory_import)))
         return 0
     if args.database:
-        _recreate_database(url)
+        recreate_database(url)
     import django
 
     django.setup()
@@ -437,15 +439,6 @@ def _ratio(name: str, ours: list[float], floor: list[float], target: float) -> N
         f"target ≤ {target}×: {verdict})",
         flush=True,
     )
-
-
-def _recreate_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def _load() -> str:

@@ -21,24 +21,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import io
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "credit_memo"
+from bench import workers
+
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/ev_bench_judge"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/8"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 TARGET = 0.9
 
 
@@ -61,35 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.serve is not None:
         return _serve(args.serve)
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="enterpriseval.settings",
-        ENTERPRISEVAL_ENV="development",
-        DATABASE_URL=args.database,
-        CELERY_BROKER_URL=args.redis,
-        CELERY_TASK_ALWAYS_EAGER="False",
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-    )
-    from bench.cases_runs import _recreate_database, _start_worker, _stop, _uptime
-
-    _recreate_database(args.database)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    _flush(args.redis)
-    print(f"load before: {_uptime()}", flush=True)
-    with _model_server(args.latency) as (server, base_url):
+    workers.product_prepare(database=args.database, redis=args.redis)
+    argv = [sys.executable, "-m", "bench.cases_judge", "--serve", str(args.latency)]
+    with workers.model_server(argv) as (server, base_url):
         world = World(args.outputs)
-        worker = _start_worker("judge", {})
+        worker = workers.start_worker("judge", {})
         ours, reference = [], []
         try:
             for repetition in range(args.repeat):
                 ours.append(world.judge_through_worker(repetition, base_url, args, worker, server))
                 reference.append(world.judge_alone(base_url, args, server))
         finally:
-            _stop([worker])
+            workers.stop([worker])
     ideal = args.outputs * args.latency / args.concurrency
     _report(
         f"judge through the worker ({args.outputs} outputs, concurrency {args.concurrency})",
@@ -99,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     alone = "  reference: the same judge's calls alone (no database)"
     _report(alone, reference, ideal, args.outputs)
-    print(f"load after: {_uptime()}", flush=True)
+    print(f"load after: {workers.uptime()}", flush=True)
     return 0
 
 
@@ -107,41 +85,23 @@ class World:
     """A use case, σ, a task set and one imported run of ``outputs`` outputs to judge."""
 
     def __init__(self, outputs: int) -> None:
-        from django.contrib.auth import get_user_model
-
-        from charters.models import Role
         from charters.services.configurations import configuration_upload
         from charters.services.task_sets import task_set_import
-        from charters.services.use_cases import membership_grant, use_case_create
         from runs.models import Output, OutputStatus, Unit
         from runs.services.outputs import output_import
 
-        users = get_user_model()
-        owner = users.objects.create_user(username="bench-owner", password="x")
-        self.actor = users.objects.create_user(username="bench-model-owner", password="x")
-        use_case = use_case_create(
-            actor=owner,
-            key="BENCH-JUDGE",
-            name="Judge benchmark",
-            business_outcome="Throughput.",
-            value_hypothesis="Near ideal.",
-            autonomy=1,
-            consequence=3,
+        owner, self.actor, use_case = workers.bench_use_case(
+            key="BENCH-JUDGE", name="Judge benchmark"
         )
-        membership_grant(actor=owner, use_case=use_case, user=self.actor, role=Role.MODEL_OWNER)
         sigma = configuration_upload(
             actor=self.actor,
             use_case=use_case,
             name="bench",
-            content=(EXAMPLE / "sigma-gemini-2.5.yaml").read_text(),
+            content=(workers.EXAMPLE / "sigma-gemini-2.5.yaml").read_text(),
         )
-        graded = [
-            task
-            for task in map(json.loads, (EXAMPLE / "tasks.jsonl").read_text().splitlines())
-            if task["split"] == "graded"
-        ]
+        graded = workers.graded_tasks()
         example = {}
-        lines = (EXAMPLE / "outputs-gemini-2-5.jsonl").read_text().splitlines()
+        lines = (workers.EXAMPLE / "outputs-gemini-2-5.jsonl").read_text().splitlines()
         for record in map(json.loads, lines):
             example.setdefault(record["task_id"], record)
         tasks, records = [], []
@@ -186,7 +146,7 @@ class World:
         from runs.models import Judging, JudgingStatus
         from runs.services.judging import run_judge_start
 
-        worker_cpu, server_cpu = _tree_cpu(worker.pid), _tree_cpu(server.pid)
+        worker_cpu, server_cpu = workers.tree_cpu([worker.pid]), workers.tree_cpu([server.pid])
         started = time.perf_counter()
         judging = run_judge_start(
             actor=self.actor,
@@ -203,7 +163,9 @@ class World:
             time.sleep(0.02)
         wall = time.perf_counter() - started
         sample = Sample(
-            wall, _tree_cpu(worker.pid) - worker_cpu, _tree_cpu(server.pid) - server_cpu
+            wall,
+            workers.tree_cpu([worker.pid]) - worker_cpu,
+            workers.tree_cpu([server.pid]) - server_cpu,
         )
         judging.refresh_from_db()
         if judging.status != JudgingStatus.COMPLETED or judging.outputs_judged != args.outputs:
@@ -220,11 +182,13 @@ class World:
         from runs.judges.llm import JudgeResult, LLMJudge
 
         judge = LLMJudge("openai/bench-judge", api_base=base_url)
-        server_cpu, cpu = _tree_cpu(server.pid), time.process_time()
+        server_cpu, cpu = workers.tree_cpu([server.pid]), time.process_time()
         started = time.perf_counter()
         replies = asyncio.run(judge.ascore_many(self.items, concurrency=args.concurrency))
         wall = time.perf_counter() - started
-        sample = Sample(wall, time.process_time() - cpu, _tree_cpu(server.pid) - server_cpu)
+        sample = Sample(
+            wall, time.process_time() - cpu, workers.tree_cpu([server.pid]) - server_cpu
+        )
         failed = sum(not isinstance(reply, JudgeResult) for reply in replies)
         if failed or len(replies) != args.outputs:
             raise RuntimeError(f"reference: {failed} of {len(replies)} calls failed")
@@ -237,24 +201,6 @@ class World:
         ids = list(Output.objects.filter(run=self.run).values_list("pk", flat=True))
         judge = judge_get_or_create(kind="llm", model_ref="openai/bench-judge", name="bench-items")
         return _load_batch(ids, judge)[1]
-
-
-@contextlib.contextmanager
-def _model_server(latency: float) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """Run the loopback model in its own process (``--serve``); yield it and its base URL."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bench.cases_judge", "--serve", str(latency)],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdin is not None and server.stdout is not None
-    try:
-        yield server, server.stdout.readline().strip()
-    finally:
-        server.stdin.close()  # the server stops at the end of its input
-        server.wait(10)
 
 
 def _serve(latency: float) -> int:
@@ -278,50 +224,17 @@ def _serve(latency: float) -> int:
     return 0
 
 
-def _tree_cpu(pid: int) -> float:
-    """Return the user + system CPU seconds of process ``pid`` and its descendants so far."""
-    parents: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # exited meanwhile
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()  # proc(5): state is field 3
-        parents[int(entry.name)] = int(fields[1])
-        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])  # utime, stime
-    tree, frontier = {pid}, [pid]
-    while frontier:
-        parent = frontier.pop()
-        children = [child for child, ppid in parents.items() if ppid == parent]
-        tree.update(children)
-        frontier += children
-    return sum(ticks.get(p, 0) for p in tree) / CLOCK_TICKS
-
-
 def _report(name: str, samples: list[Sample], ideal: float, outputs: int) -> None:
     walls = [s.wall for s in samples]
-    median = statistics.median(walls)
     per_output = [1e3 * s.cpu / outputs for s in samples]
     server = [1e3 * s.server_cpu / outputs for s in samples]
-    share = ideal / median
     print(
-        f"{name:<72} median {median:6.2f} s (range {min(walls):.2f}–{max(walls):.2f}), "
-        f"ideal {ideal:.2f} s, share of ideal {share:6.1%} "
-        f"(range {ideal / max(walls):.1%}–{ideal / min(walls):.1%}; target ≥ {TARGET:.0%})\n"
+        workers.walls_line(name, walls, ideal, f"; target ≥ {TARGET:.0%}") + "\n"
         f"{'':<4}CPU per output: {statistics.median(per_output):.2f} ms "
         f"(range {min(per_output):.2f}–{max(per_output):.2f}); model server "
         f"{statistics.median(server):.2f} ms",
         flush=True,
     )
-
-
-def _flush(url: str) -> None:
-    import redis
-
-    redis.Redis.from_url(url).flushdb()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ server while the run was executing:
   run's 64 and a second worker adds the rest: two workers' throughput over one's, each
   repetition running one worker then two.
 
-The judge's case is bench/cases_judge.py (it uses this module's helpers).
+The judge's case is bench/cases_judge.py (the two share bench/workers.py).
 
 Needs PostgreSQL (``--database``, default postgres://postgres@127.0.0.1:5432/ev_bench_runs,
 dropped and created) and Redis on 127.0.0.1:6379 (only ``--redis``'s database is flushed).
@@ -30,15 +30,25 @@ import argparse
 import io
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.workers import (
+    ROOT,
+    bench_use_case,
+    graded_tasks,
+    model_server,
+    product_prepare,
+    start_worker,
+    stop,
+    tree_cpu,
+    uptime,
+    walls_line,
+)
+
 REDIS_URL = "redis://127.0.0.1:6379/13"
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/ev_bench_runs"
 SERVER = """
@@ -108,48 +118,23 @@ def main() -> int:
         "--timeline", action="store_true", help="print the calls in flight every 250 ms"
     )
     args = parser.parse_args()
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="enterpriseval.settings",
-        ENTERPRISEVAL_ENV="development",
-        DATABASE_URL=args.database,
-        CELERY_BROKER_URL=args.redis,
-        CELERY_TASK_ALWAYS_EAGER="False",
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-    )
     os.environ.pop("RUN_SLOTS_REDIS_URL", None)  # the lease lives on the broker
-    _recreate_database(args.database)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    _flush_redis(args.redis)
-    print(f"load before: {_uptime()}", flush=True)
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(args.latency)],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    product_prepare(database=args.database, redis=args.redis)
     workers: list[subprocess.Popen[bytes]] = []
     cases = set(args.cases.split(","))
-    try:
-        bench = Bench(args, server)
-        if "one" in cases:
-            workers.append(_start_worker("a", {}))
-            bench.one_worker(workers)
-            _stop(workers)
-        if "two" in cases:
-            bench.one_vs_two_workers(workers)
-            _stop(workers)
-    finally:
-        _stop(workers)
-        if server.stdin is not None:
-            server.stdin.close()
-        server.wait(10)
-    print(f"load after: {_uptime()}", flush=True)
+    with model_server([sys.executable, "-c", SERVER, str(args.latency)]) as (server, base_url):
+        try:
+            bench = Bench(args, server, base_url)
+            if "one" in cases:
+                workers.append(start_worker("a", {}))
+                bench.one_worker(workers)
+                stop(workers)
+            if "two" in cases:
+                bench.one_vs_two_workers(workers)
+                stop(workers)
+        finally:
+            stop(workers)
+    print(f"load after: {uptime()}", flush=True)
     return 0
 
 
@@ -163,33 +148,16 @@ class Measure:
 
 
 class Bench:
-    def __init__(self, args: argparse.Namespace, server: subprocess.Popen[str]) -> None:
-        from django.contrib.auth import get_user_model
-
-        from charters.models import Role
+    def __init__(
+        self, args: argparse.Namespace, server: subprocess.Popen[str], base_url: str
+    ) -> None:
         from charters.services.configurations import configuration_upload
         from charters.services.task_sets import task_set_import
-        from charters.services.use_cases import membership_grant, use_case_create
 
-        assert server.stdout is not None and server.stdin is not None
         self.args = args
         self.server = server
-        self.base_url = base_url = server.stdout.readline().strip()
-        users = get_user_model()
-        owner = users.objects.create_user(username="bench-owner", password="x")
-        self.actor = users.objects.create_user(username="bench-model-owner", password="x")
-        self.use_case = use_case_create(
-            actor=owner,
-            key="BENCH-RUNS",
-            name="Runs benchmark",
-            business_outcome="Throughput.",
-            value_hypothesis="Near ideal.",
-            autonomy=1,
-            consequence=3,
-        )
-        membership_grant(
-            actor=owner, use_case=self.use_case, user=self.actor, role=Role.MODEL_OWNER
-        )
+        self.base_url = base_url
+        owner, self.actor, self.use_case = bench_use_case(key="BENCH-RUNS", name="Runs benchmark")
         import yaml
 
         document = yaml.safe_load((ROOT / "examples/credit_memo/sigma-gemini-2.5.yaml").read_text())
@@ -198,11 +166,7 @@ class Bench:
         self.sigma = configuration_upload(
             actor=self.actor, use_case=self.use_case, name="bench", content=json.dumps(document)
         )
-        graded = [
-            json.loads(line)
-            for line in (ROOT / "examples/credit_memo/tasks.jsonl").read_text().splitlines()
-            if json.loads(line)["split"] == "graded"
-        ]
+        graded = graded_tasks()
         lines = []
         for n in range(args.items):
             task = dict(graded[n % len(graded)])
@@ -232,7 +196,7 @@ class Bench:
             repeats=1,
             concurrency=self.args.concurrency,
         )
-        cpu = _workers_cpu(workers)
+        cpu = tree_cpu(w.pid for w in workers if w.poll() is None)
         self._server("mark")
         started = time.perf_counter()
         run_start(actor=self.actor, run=run)
@@ -245,7 +209,7 @@ class Bench:
         report = json.loads(self._server("report"))
         if self.args.timeline:
             print(f"    in flight every 250 ms: {report['timeline']}", flush=True)
-        cpu = _workers_cpu(workers) - cpu
+        cpu = tree_cpu(w.pid for w in workers if w.poll() is None) - cpu
         run.refresh_from_db()
         if run.status != RunStatus.COMPLETED or run.items_failed:
             raise RuntimeError(f"run {run.pk} ended {run.status}: {run.stop_reason}")
@@ -294,13 +258,13 @@ class Bench:
     def one_vs_two_workers(self, workers: list[subprocess.Popen[bytes]]) -> None:
         items = self.args.items
         limited = {"RUN_PROCESS_MAX_IN_FLIGHT": "16"}
-        workers.append(_start_worker("b", limited))
+        workers.append(start_worker("b", limited))
         one, two = [], []
         for _ in range(self.args.repeat):
             one.append(self.product_run(items, workers))
-            workers.append(_start_worker("c", limited))
+            workers.append(start_worker("c", limited))
             two.append(self.product_run(items, workers))
-            _stop(workers[-1:])
+            stop(workers[-1:])
             workers.pop()
         ideal_one = self._ideal(items, 32)
         ideal_two = self._ideal(items, self.args.concurrency)
@@ -335,13 +299,7 @@ class Bench:
 
 
 def _report(name: str, walls: list[float], ideal: float) -> None:
-    median = statistics.median(walls)
-    print(
-        f"{name:<72} median {median:6.2f} s (range {min(walls):.2f}–{max(walls):.2f}), "
-        f"ideal {ideal:.2f} s, share of ideal {ideal / median:6.1%} "
-        f"(range {ideal / max(walls):.1%}–{ideal / min(walls):.1%})",
-        flush=True,
-    )
+    print(walls_line(name, walls, ideal), flush=True)
 
 
 def _details(measures: list[Measure], calls: int) -> None:
@@ -354,102 +312,6 @@ def _details(measures: list[Measure], calls: int) -> None:
         f"{statistics.median(flight):.1f} (range {min(flight):.1f}–{max(flight):.1f})",
         flush=True,
     )
-
-
-def _workers_cpu(workers: list[subprocess.Popen[bytes]]) -> float:
-    """Return the user + system CPU seconds of the workers and every process below them."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # exited meanwhile
-        # proc(5): after the name, field 4 is the parent (index 1 here), 14–15 utime, stime.
-        parents[int(entry.name)] = int(fields[1])
-        times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
-    roots = {w.pid for w in workers if w.poll() is None}
-    total = 0.0
-    for pid, seconds in times.items():
-        ancestor = pid
-        while ancestor > 1 and ancestor not in roots:
-            ancestor = parents.get(ancestor, 0)
-        if ancestor in roots:
-            total += seconds
-    return total
-
-
-def _start_worker(
-    name: str, extra: dict[str, str], *, broker: str | None = None
-) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUN_")}
-    if broker is not None:
-        env["CELERY_BROKER_URL"] = broker
-    env.update(extra)
-    log = Path(ROOT / "var" / f"bench-worker-{name}.log")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    handle = log.open("w")
-    worker = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("celery")),
-            "-A",
-            "enterpriseval",
-            "worker",
-            "--loglevel=INFO",
-            "--concurrency=2",
-            "-n",
-            f"bench-{name}@%h",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 180
-    while " ready." not in log.read_text() and time.monotonic() < deadline:
-        if worker.poll() is not None:
-            raise RuntimeError(f"worker {name} exited: {log.read_text()[-2000:]}")
-        time.sleep(0.1)
-    return worker
-
-
-def _stop(workers: list[subprocess.Popen[bytes]]) -> None:
-    for worker in workers:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGTERM)
-    for worker in workers:
-        try:
-            worker.wait(60)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-    workers.clear()
-
-
-def _recreate_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def _flush_redis(url: str = REDIS_URL) -> None:
-    """Empty the one Redis database of ``url`` (never the server's other databases)."""
-    import redis
-
-    redis.Redis.from_url(url).flushdb()
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ from types import FrameType
 from typing import Any
 
 from bench.cases_pages import ms, percentile
-from bench.cases_runs import _recreate_database
+from bench.workers import recreate_database
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
@@ -209,7 +209,7 @@ def main() -> int:
     env = production_environment(options.database_url)
     os.environ.update(env)
     print(f"{os.cpu_count()} CPUs, {uptime()}", flush=True)
-    _recreate_database(options.database_url)
+    recreate_database(options.database_url)
     try:
         password, graders = build(options.graders)
         collect_static(env)

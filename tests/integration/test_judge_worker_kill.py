@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
-from celery import Celery
 from django.db import connection
 from django.db.models import Count
-from test_run_worker_kill import EXAMPLES, ROOT, TASKS, worker_environment, world
+from test_run_worker_kill import EXAMPLES, TASKS, world
+from workers import fresh_producer, start_worker, stop_workers, wait_for
 
 from demo.testing.fakellm import FakeLLMServer
 from runs.judges.rubric import QUESTIONS_BY_KIND, REPLY_SECTIONS
@@ -31,7 +28,8 @@ from runs.models import JudgeScore, Judging, JudgingStatus, Output, Unit
 from runs.services.judging import run_judge_start
 from runs.services.outputs import output_import
 
-REDIS_URL = "redis://127.0.0.1:6379/8"
+# A shared machine may give each checkout its own Redis database (8 is also the judge bench's).
+REDIS_URL = os.environ.get("EV_TEST_REDIS_JUDGE_KILL_URL", "redis://127.0.0.1:6379/8")
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -45,20 +43,6 @@ def every_unit_passes(request: dict) -> dict:
         ]
         for kind, section in REPLY_SECTIONS.items()
     }
-
-
-def start_worker(var_dir: Path, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("celery")),
-            *("-A", "enterpriseval", "worker", "--loglevel=INFO", "--pool=solo"),
-            *("--without-heartbeat", "--without-gossip", "--without-mingle"),
-        ],
-        cwd=ROOT,
-        env={**worker_environment(var_dir), "CELERY_BROKER_URL": REDIS_URL},
-        stdout=log.open("a"),
-        stderr=subprocess.STDOUT,
-    )
 
 
 def imported_run(actor, sigma):
@@ -80,18 +64,10 @@ def imported_run(actor, sigma):
     )
 
 
-def wait_for(condition, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def test_a_worker_killed_mid_judging_resumes_and_scores_every_unit_once(tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("the worker process shares the test database: needs PostgreSQL")
-    client = Celery(broker=REDIS_URL, set_as_current=False)
-    with client.connection_for_write() as conn:
-        conn.default_channel.client.flushdb()
+    client = fresh_producer(REDIS_URL)
     log = tmp_path / "worker.log"
     with FakeLLMServer(responder=every_unit_passes, latency=0.3) as server:
         actor, _use_case, sigma = world(server)
@@ -108,7 +84,7 @@ def test_a_worker_killed_mid_judging_resumes_and_scores_every_unit_once(tmp_path
         )
         scores = JudgeScore.objects.filter(judge=judging.judge)
         client.send_task("runs.run_judge", args=[judging.pk])
-        worker = start_worker(tmp_path / "var", log)
+        worker = start_worker(tmp_path / "var", log, REDIS_URL)
         try:
             wait_for(scores.exists, 60)
             worker.send_signal(signal.SIGKILL)
@@ -119,17 +95,13 @@ def test_a_worker_killed_mid_judging_resumes_and_scores_every_unit_once(tmp_path
             assert judging.status == JudgingStatus.RUNNING, log.read_text()[-3000:]
             assert 0 < len(scored) < TASKS, log.read_text()[-3000:]
 
-            worker = start_worker(tmp_path / "var", log)
+            worker = start_worker(tmp_path / "var", log, REDIS_URL)
             client.send_task("runs.run_judge", args=[judging.pk])  # the redelivery
             wait_for(
                 lambda: Judging.objects.get(pk=judging.pk).status == JudgingStatus.COMPLETED, 120
             )
         finally:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            stop_workers([worker])
     judging.refresh_from_db()
     assert judging.status == JudgingStatus.COMPLETED, log.read_text()[-3000:]
     assert judging.outputs_total == judging.outputs_done == TASKS

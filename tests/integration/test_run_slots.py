@@ -8,21 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from celery import Celery
 from django.db import connection
-from test_run_worker_kill import ROOT, world
-from test_run_worker_kill import worker_environment as kill_test_environment
+from test_run_worker_kill import world
+from workers import fresh_producer, start_worker, stop_workers, wait_for
 
 from demo.testing.fakellm import FakeLLMServer
 from runs.executor import BudgetGuard, OpenAICompatibleClient, WorkItem, execute
-from runs.models import Output, RunStatus
+from runs.models import Output, Run, RunStatus
 from runs.services.runs import run_create, run_start
 from runs.slots import RedisSlots, run_slots_key
 
@@ -32,35 +27,9 @@ REDIS_URL = os.environ.get("EV_TEST_REDIS_SLOTS_URL", "redis://127.0.0.1:6379/12
 pytestmark = pytest.mark.integration
 
 
-def start_worker(var_dir, log):
-    env = kill_test_environment(var_dir)
-    env["CELERY_BROKER_URL"] = REDIS_URL
-    env.pop("RUN_SLOTS_REDIS_URL", None)  # the default: the broker
-    return subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("celery")),
-            "-A",
-            "enterpriseval",
-            "worker",
-            "--loglevel=INFO",
-            "--pool=solo",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log.open("a"),
-        stderr=subprocess.STDOUT,
-    )
-
-
 @pytest.fixture
 def redis_db():
-    producer = Celery(broker=REDIS_URL, set_as_current=False)
-    with producer.connection_for_write() as conn:
-        conn.default_channel.client.flushdb()
-    return producer
+    return fresh_producer(REDIS_URL)
 
 
 def run_chunk(server: FakeLLMServer, key: str, limit: int, calls: int) -> int:
@@ -192,7 +161,11 @@ def test_two_workers_on_redis_never_exceed_the_runs_concurrency(tmp_path, redis_
         # Chunks of 12 tasks × 2 repeats (4 × the concurrency): two chunks, one per worker.
         chunks = run_start(actor=actor, run=run, chunk_tasks=12, enqueue=False)
         assert len(chunks) == 2
-        workers = [start_worker(tmp_path / f"var{i}", log) for i, log in enumerate(logs)]
+        workers = [
+            # the lease on the default Redis: the broker
+            start_worker(tmp_path / f"var{i}", log, REDIS_URL, unset=["RUN_SLOTS_REDIS_URL"])
+            for i, log in enumerate(logs)
+        ]
         try:
             ready_by = time.monotonic() + 120  # both workers listening before the chunks arrive
             while not all(" ready." in log.read_text() for log in logs):
@@ -200,20 +173,9 @@ def test_two_workers_on_redis_never_exceed_the_runs_concurrency(tmp_path, redis_
                 time.sleep(0.2)
             for pks in chunks:
                 redis_db.send_task("runs.run_execute_chunk", args=[run.pk, pks])
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                run.refresh_from_db()
-                if run.status != RunStatus.RUNNING:
-                    break
-                time.sleep(0.1)
+            wait_for(lambda: Run.objects.get(pk=run.pk).status != RunStatus.RUNNING, 120)
         finally:
-            for worker in workers:
-                worker.send_signal(signal.SIGTERM)
-            for worker in workers:
-                try:
-                    worker.wait(30)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
+            stop_workers(workers)
         text = "\n".join(log.read_text()[-2000:] for log in logs)
         run.refresh_from_db()
         assert run.status == RunStatus.COMPLETED, text

@@ -10,23 +10,19 @@ it here gives. Needs PostgreSQL (the worker and the test share the test database
 
 from __future__ import annotations
 
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from django.db import connection
-from test_celery_worker import producer, worker_environment
 from test_run_worker_kill import world
+from workers import ROOT, celery_worker_command, producer, stop_workers, worker_environment
 
 from demo.testing.fakellm import FakeLLMServer
 from runs.models import Output, RunStatus, Unit
 from runs.segment import build_units
 from runs.services.runs import run_create, run_start
-
-ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -74,11 +70,6 @@ def test_a_prefork_worker_starts_its_splitting_pool_and_stores_the_same_units(tm
     var_dir = tmp_path / "var"
     client = producer(var_dir, None)
     env = worker_environment(var_dir, None)
-    db = connection.settings_dict
-    env["DATABASE_URL"] = (
-        f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:"
-        f"{db['PORT'] or 5432}/{db['NAME']}"
-    )
     env["SEGMENT_PROCESSES"] = "2"
     log = tmp_path / "worker.log"
     with FakeLLMServer(responder=answer, latency=0.05) as server:
@@ -93,18 +84,7 @@ def test_a_prefork_worker_starts_its_splitting_pool_and_stores_the_same_units(tm
             concurrency=8,
         )
         worker = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("celery")),
-                "-A",
-                "enterpriseval",
-                "worker",
-                "--loglevel=INFO",
-                "--pool=prefork",
-                "--concurrency=1",
-                "--without-heartbeat",
-                "--without-gossip",
-                "--without-mingle",
-            ],
+            celery_worker_command("--pool=prefork", "--concurrency=1"),
             cwd=ROOT,
             env=env,
             stdout=log.open("w"),
@@ -121,11 +101,7 @@ def test_a_prefork_worker_starts_its_splitting_pool_and_stores_the_same_units(tm
                 time.sleep(0.1)
             pool = [c for c in descendants(worker.pid) if "forkserver" in c]
         finally:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            stop_workers([worker])
     text = log.read_text()
     assert run.status == RunStatus.COMPLETED, text[-3000:]
     assert run.items_done == 40 and run.items_failed == 0

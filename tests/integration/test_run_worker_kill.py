@@ -12,16 +12,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 import yaml
 from celery import Celery
 from django.contrib.auth import get_user_model
 from django.db import connection
+from workers import ROOT, fresh_producer, start_worker, stop_workers, wait_for
 
 from charters.models import Role, Task
 from charters.services.configurations import configuration_upload
@@ -31,7 +28,6 @@ from demo.testing.fakellm import FakeLLMServer
 from runs.models import Output, Run, RunStatus
 from runs.services.runs import run_create, run_start
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "credit_memo"
 # A shared machine may give each checkout its own Redis database.
 REDIS_URL = os.environ.get("EV_TEST_REDIS_KILL_URL", "redis://127.0.0.1:6379/14")
@@ -39,47 +35,6 @@ TASKS = 20
 REPEATS = 2
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-
-
-def worker_environment(var_dir: Path) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("CELERY_", "DJANGO_SETTINGS_MODULE", "ENTERPRISEVAL_"))
-    }
-    db = connection.settings_dict
-    env.update(
-        DJANGO_SETTINGS_MODULE="enterpriseval.settings",
-        ENTERPRISEVAL_ENV="development",
-        ENTERPRISEVAL_VAR_DIR=str(var_dir),
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        CELERY_BROKER_URL=REDIS_URL,
-        DATABASE_URL=(
-            f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:"
-            f"{db['PORT'] or 5432}/{db['NAME']}"
-        ),
-    )
-    return env
-
-
-def start_worker(var_dir: Path, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("celery")),
-            "-A",
-            "enterpriseval",
-            "worker",
-            "--loglevel=INFO",
-            "--pool=solo",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=worker_environment(var_dir),
-        stdout=log.open("a"),
-        stderr=subprocess.STDOUT,
-    )
 
 
 def world(server: FakeLLMServer):
@@ -125,9 +80,7 @@ def enqueue(producer: Celery, run: Run, chunks: list[list[int]]) -> None:
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("the worker process shares the test database: needs PostgreSQL")
-    producer = Celery(broker=REDIS_URL, set_as_current=False)
-    with producer.connection_for_write() as conn:
-        conn.default_channel.client.flushdb()
+    client = fresh_producer(REDIS_URL)
     log = tmp_path / "worker.log"
     with FakeLLMServer(latency=0.3) as server:
         actor, use_case, sigma = world(server)
@@ -140,31 +93,20 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
             repeats=REPEATS,
             concurrency=2,
         )
-        enqueue(producer, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
-        worker = start_worker(tmp_path / "var", log)
+        enqueue(client, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
+        worker = start_worker(tmp_path / "var", log, REDIS_URL)
         try:
-            deadline = time.monotonic() + 60
-            while Output.objects.filter(run=run).count() < 6 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_for(lambda: Output.objects.filter(run=run).count() >= 6, 60)
             written_before_kill = Output.objects.filter(run=run).count()
             worker.send_signal(signal.SIGKILL)
             worker.wait(10)
             assert 0 < written_before_kill < TASKS * REPEATS, log.read_text()[-3000:]
 
-            worker = start_worker(tmp_path / "var", log)
-            enqueue(producer, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                run.refresh_from_db()
-                if run.status != RunStatus.RUNNING:
-                    break
-                time.sleep(0.1)
+            worker = start_worker(tmp_path / "var", log, REDIS_URL)
+            enqueue(client, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
+            wait_for(lambda: Run.objects.get(pk=run.pk).status != RunStatus.RUNNING, 120)
         finally:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            stop_workers([worker])
     run.refresh_from_db()
     assert run.status == RunStatus.COMPLETED, log.read_text()[-3000:]
     outputs = Output.objects.filter(run=run)
