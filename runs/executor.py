@@ -450,13 +450,16 @@ def execute(
     max_delay: float = 20.0,
     batch_size: int = 50,
     slots: Callable[[], AbstractAsyncContextManager[SlotLimiter]] | None = None,
+    batch_wait_s: float | None = None,
 ) -> ExecutionSummary:
     """Call the model for every item, at most ``concurrency`` at a time; deliver the results.
 
     ``items`` is an iterable (consumed in the event loop's thread) or an :class:`ItemFeed`
     that hands items out as the calls need them.
 
-    ``on_batch`` runs in the calling thread with up to ``batch_size`` results each time,
+    ``on_batch`` runs in the calling thread with up to ``batch_size`` results each time (and,
+    with ``batch_wait_s``, with fewer once the oldest has waited that long for a result to
+    arrive with: slow calls still show progress and a lost worker loses little),
     while later calls are in flight. If it raises, no new item is started, the items in
     flight finish (their results are not delivered) and the exception propagates.
     ``slots``, when given, makes the limiter (entered inside the event loop) that every call
@@ -496,6 +499,7 @@ def execute(
                         base_delay=base_delay,
                         max_delay=max_delay,
                         batch_size=batch_size,
+                        batch_wait_s=batch_wait_s,
                         stop=stop,
                         slots=slots,
                         in_caller=in_caller,
@@ -542,6 +546,7 @@ async def execute_async(
     base_delay: float = 0.5,
     max_delay: float = 20.0,
     batch_size: int = 50,
+    batch_wait_s: float | None = None,
     stop: threading.Event | None = None,
     slots: Callable[[], AbstractAsyncContextManager[SlotLimiter]] | None = None,
     in_caller: InCaller = _run_here,
@@ -551,6 +556,7 @@ async def execute_async(
     started = time.perf_counter()
     feed: ItemFeed = items if hasattr(items, "take") else _IterableFeed(items)  # type: ignore[arg-type]
     buffer: list[ItemResult] = []
+    oldest = 0.0  # when the first result in the buffer arrived
     delivered = 0
     stopped_by_budget = False
 
@@ -565,13 +571,18 @@ async def execute_async(
 
     def deliver(force: bool = False) -> None:
         nonlocal delivered
-        if buffer and (force or len(buffer) >= batch_size):
+        if buffer and (
+            force
+            or len(buffer) >= batch_size
+            or (batch_wait_s is not None and time.perf_counter() - oldest >= batch_wait_s)
+        ):
             batch = buffer[:]
             buffer.clear()
             delivered += len(batch)
             on_batch(batch)
 
     async def worker(limiter: SlotLimiter | None) -> None:
+        nonlocal oldest
         while (item := await next_item()) is not None:
             if limiter is None:
                 result = await _call_with_retries(
@@ -586,6 +597,8 @@ async def execute_async(
                 finally:
                     limiter.release()
             budget.add(result)
+            if not buffer:
+                oldest = time.perf_counter()
             buffer.append(result)
             deliver()
 

@@ -6,8 +6,9 @@ import threading
 from multiprocessing import process as mp_process
 
 from celery import shared_task
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown, worker_shutdown
 
+from runs.segment_pool import shutdown_pools
 from runs.services.judging import run_judge_execute
 from runs.services.outputs import segmenter_from_settings
 from runs.services.runs import run_execute_chunk
@@ -57,3 +58,19 @@ def start_segmenter(**_: object) -> None:
     threading.Thread(
         target=segmenter_from_settings().warm, name="segmenter-warm", daemon=True
     ).start()
+
+
+@worker_process_shutdown.connect  # a prefork child
+@worker_shutdown.connect  # the worker itself (a solo pool splits in it)
+def stop_segmenter(**_: object) -> None:
+    """Stop this worker process's sentence-splitting processes and their fork server.
+
+    They do not stop by themselves: each splitting process holds the fork server's end of the
+    pipe that tells it its parent is alive, so both outlive a stopped worker.
+    """
+    shutdown_pools()
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # no public way (CPython 3.11)
+    if stop is not None:
+        stop()

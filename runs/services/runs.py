@@ -89,6 +89,7 @@ PIECE_ITEMS = 8
 STATUS_EVERY_S = 1.0  # a runner reads the run's status at most this often (_PieceFeed)
 RUNNER_MIN_SLOTS = 32
 WRITE_BATCH = 50
+WRITE_WAIT_S = 1.0  # a smaller batch is written once its first result has waited this long
 # A run's batch goes to the splitting processes only from this many characters of text. Measured
 # (bench/cases_runs.py, 1,000 calls of 90-character answers, one worker, load 2–5): splitting in
 # the processes 35.8 % of ideal, in the writing thread 77.7 %; the pool's own threads and round
@@ -332,6 +333,7 @@ def run_execute_chunk(*, run_id: int, task_pks: Sequence[int], runner: str = "")
             budget=budget,
             on_batch=write,
             batch_size=WRITE_BATCH,
+            batch_wait_s=WRITE_WAIT_S,
             slots=_run_slots(run, in_flight),
         )
         write_split(all_of_them=True)

@@ -50,3 +50,63 @@ def test_a_worker_renders_a_decision_report_sent_through_the_broker(tmp_path, br
     assert "Scale" in text
     assert "succeeded" in log
     assert not (ROOT / "control").exists(), "the filesystem broker wrote outside var/"
+
+
+def descendants(pid: int) -> set[int]:
+    """Return the process ids below ``pid`` (children, grandchildren, …), read from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    return {pid for pid in pids if os.path.exists(f"/proc/{pid}") and not _zombie(pid)}
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_a_stopped_worker_leaves_no_sentence_splitting_process_behind(tmp_path):
+    """Each prefork child starts its splitting processes (and their fork server) at start-up;
+    a warm shutdown stops them all (runs/tasks.py), not only the worker's own processes."""
+    var_dir = tmp_path / "var"
+    worker = subprocess.Popen(
+        celery_worker_command("--concurrency=2"),
+        cwd=ROOT,
+        env={**worker_environment(var_dir, None, database=False), "SEGMENT_PROCESSES": "2"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # two children, each with a fork server and two splitting processes: 8 or more
+        deadline = time.monotonic() + 120
+        while len(tree := descendants(worker.pid)) < 8 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        time.sleep(1.0)
+        tree = descendants(worker.pid)
+        assert len(tree) >= 8, tree
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(60)
+    deadline = time.monotonic() + 20
+    while alive(tree) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = alive(tree)
+    for pid in left:  # do not leak them into the rest of the suite
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{len(left)} of {len(tree)} processes outlived the worker"

@@ -12,13 +12,14 @@ import time
 
 import pytest
 from django.db import connection
-from test_run_worker_kill import world
+from test_run_worker_kill import graded_run
 from workers import fresh_producer, start_worker, stop_workers, wait_for
 
 from demo.testing.fakellm import FakeLLMServer
 from runs.executor import BudgetGuard, OpenAICompatibleClient, WorkItem, execute
 from runs.models import Output, Run, RunStatus
-from runs.services.runs import run_create, run_start
+from runs.pieces import run_pieces_key
+from runs.services.runs import run_start
 from runs.slots import RedisSlots, run_slots_key
 
 # A shared machine may give each checkout its own Redis database.
@@ -148,16 +149,7 @@ def test_two_workers_on_redis_never_exceed_the_runs_concurrency(tmp_path, redis_
     concurrency = 6
     logs = [tmp_path / "worker-a.log", tmp_path / "worker-b.log"]
     with FakeLLMServer(latency=0.1) as server:
-        actor, use_case, sigma = world(server)
-        run = run_create(
-            actor=actor,
-            use_case=use_case,
-            configuration=sigma,
-            task_set=sigma.use_case.task_sets.get(),
-            split="graded",
-            repeats=2,
-            concurrency=concurrency,
-        )
+        actor, run = graded_run(server, repeats=2, concurrency=concurrency)
         # Chunks of 12 tasks × 2 repeats (4 × the concurrency): two chunks, one per worker.
         chunks = run_start(actor=actor, run=run, chunk_tasks=12, enqueue=False)
         assert len(chunks) == 2
@@ -185,3 +177,41 @@ def test_two_workers_on_redis_never_exceed_the_runs_concurrency(tmp_path, redis_
         assert server.max_in_flight == concurrency
     client = redis_db.connection_for_write().default_channel.client
     assert client.hlen(run_slots_key(run.pk, connection.settings_dict["NAME"])) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_take_a_runs_pieces_until_none_is_left(
+    tmp_path, redis_db, monkeypatch, settings
+):
+    """The product's path on Redis: ``run_start`` pushes the pieces and enqueues the runners."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker processes share the test database: needs PostgreSQL")
+    concurrency = 6
+    settings.RUN_SLOTS_REDIS_URL = REDIS_URL
+    monkeypatch.setattr(
+        "runs.tasks.run_execute_chunk_task.delay",
+        lambda *args: redis_db.send_task("runs.run_execute_chunk", args=list(args)),
+    )
+    logs = [tmp_path / "worker-a.log", tmp_path / "worker-b.log"]
+    with FakeLLMServer(latency=0.1) as server:
+        actor, run = graded_run(server, repeats=2, concurrency=concurrency)
+        workers = [start_worker(tmp_path / f"var{i}", log, REDIS_URL) for i, log in enumerate(logs)]
+        try:
+            wait_for(lambda: all(" ready." in log.read_text() for log in logs), 120)
+            pieces = run_start(actor=actor, run=run)
+            wait_for(lambda: Run.objects.get(pk=run.pk).status != RunStatus.RUNNING, 120)
+        finally:
+            stop_workers(workers)
+        text = "\n".join(log.read_text()[-2000:] for log in logs)
+        run.refresh_from_db()
+        assert run.status == RunStatus.COMPLETED, text
+        # 20 tasks × 2 repeats in pieces of 4 tasks (8 items); two runners (one per worker)
+        assert [len(piece) for piece in pieces] == [4] * 5
+        pairs = list(Output.objects.filter(run=run).values_list("task_id", "repeat_index"))
+        assert len(pairs) == len(set(pairs)) == run.items_total == run.items_done == 40
+        assert server.calls == 40  # no piece called twice
+        assert server.max_in_flight <= concurrency
+    client = redis_db.connection_for_write().default_channel.client
+    name = connection.settings_dict["NAME"]
+    assert client.hlen(run_slots_key(run.pk, name)) == 0  # the lease given back
+    assert client.keys(f"{run_pieces_key(run.pk, name)}*") == []  # every list emptied

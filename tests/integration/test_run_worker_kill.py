@@ -2,7 +2,8 @@
 
 A real worker on Redis executes a run against the fake provider at 300 ms a call; the test
 SIGKILLs it once some outputs exist, starts a new worker, resumes the run (``run_start``
-enqueues the chunks that still lack outputs, beside the messages still queued) and checks
+enqueues the chunks that still lack outputs, beside the messages still queued; on Redis, the
+product's way, it pushes the pieces that still lack outputs and enqueues new runners) and checks
 that every (task, repeat) pair has exactly one output and the counters agree. Needs
 PostgreSQL (the worker and the test share the test database) and Redis.
 """
@@ -72,28 +73,52 @@ def world(server: FakeLLMServer):
     return users["model_owner"], use_case, sigma
 
 
+def graded_run(server: FakeLLMServer, *, repeats: int, concurrency: int) -> tuple:
+    """Return the model owner and a new run over the world's graded split."""
+    actor, use_case, sigma = world(server)
+    return actor, run_create(
+        actor=actor,
+        use_case=use_case,
+        configuration=sigma,
+        task_set=sigma.use_case.task_sets.get(),
+        split="graded",
+        repeats=repeats,
+        concurrency=concurrency,
+    )
+
+
 def enqueue(producer: Celery, run: Run, chunks: list[list[int]]) -> None:
     for pks in chunks:
         producer.send_task("runs.run_execute_chunk", args=[run.pk, pks])
 
 
-def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
+def starter(mode: str, client: Celery, monkeypatch, settings):
+    """Return how the test starts (and resumes) a run: fixed chunks sent by the test, or the
+    product's pieces in Redis with runners sent to the broker (runs.pieces)."""
+    if mode == "chunks":
+        return lambda actor, run: enqueue(
+            client, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False)
+        )
+    settings.RUN_SLOTS_REDIS_URL = REDIS_URL
+    monkeypatch.setattr(
+        "runs.tasks.run_execute_chunk_task.delay",
+        lambda *args: client.send_task("runs.run_execute_chunk", args=list(args)),
+    )
+    return lambda actor, run: run_start(actor=actor, run=run)
+
+
+@pytest.mark.parametrize("mode", ["chunks", "pieces"])
+def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(
+    tmp_path, mode, monkeypatch, settings
+):
     if connection.vendor != "postgresql":
         pytest.skip("the worker process shares the test database: needs PostgreSQL")
     client = fresh_producer(REDIS_URL)
+    start = starter(mode, client, monkeypatch, settings)
     log = tmp_path / "worker.log"
     with FakeLLMServer(latency=0.3) as server:
-        actor, use_case, sigma = world(server)
-        run = run_create(
-            actor=actor,
-            use_case=use_case,
-            configuration=sigma,
-            task_set=sigma.use_case.task_sets.get(),
-            split="graded",
-            repeats=REPEATS,
-            concurrency=2,
-        )
-        enqueue(client, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
+        actor, run = graded_run(server, repeats=REPEATS, concurrency=2)
+        start(actor, run)
         worker = start_worker(tmp_path / "var", log, REDIS_URL)
         try:
             wait_for(lambda: Output.objects.filter(run=run).count() >= 6, 60)
@@ -103,7 +128,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
             assert 0 < written_before_kill < TASKS * REPEATS, log.read_text()[-3000:]
 
             worker = start_worker(tmp_path / "var", log, REDIS_URL)
-            enqueue(client, run, run_start(actor=actor, run=run, chunk_tasks=4, enqueue=False))
+            start(actor, run)  # resumed: what still lacks an output
             wait_for(lambda: Run.objects.get(pk=run.pk).status != RunStatus.RUNNING, 120)
         finally:
             stop_workers([worker])

@@ -210,6 +210,16 @@ def test_results_arrive_in_batches_of_the_batch_size():
     assert len({(r.task_pk, r.repeat) for r in results}) == 25
 
 
+def test_a_smaller_batch_is_delivered_once_its_first_result_has_waited_long_enough():
+    # 12 calls of 0.2 s, 2 at a time (1.2 s): batches of 50 would deliver all 12 at the end;
+    # with batch_wait_s = 0.5, a batch goes once its first result is 0.5 s old — after the
+    # result that arrives 0.6 s after it (three rounds of two) — so results keep arriving.
+    with FakeLLMServer(latency=0.2) as server:
+        _, results, batches = run(server, items(12), concurrency=2, batch_size=50, batch_wait_s=0.5)
+    assert len(results) == 12
+    assert len(batches) >= 2 and all(len(b) <= 8 for b in batches), [len(b) for b in batches]
+
+
 def test_an_error_in_on_batch_stops_new_calls_and_propagates():
     with FakeLLMServer(latency=0.02) as server:
         client = OpenAICompatibleClient(api_base=server.base_url, model="fake")
