@@ -76,7 +76,7 @@ bench: venv .venv-inspect/.installed
 	$(PY) -m bench.cases_import
 	$(PY) -m bench.cases_import --database $(BENCH_IMPORT_DATABASE)
 	$(PY) -m bench.cases_scorecard
-	$(PY) -m bench.cases_pages
+	$(PY) -m bench.cases_pages --database-url $(BENCH_PAGES_DATABASE)
 	$(PY) -m bench.cases_decisions
 	$(PY) -m bench.cases_sequential
 
@@ -107,8 +107,9 @@ bench-scorecard: venv
 	$(PY) -m bench.cases_scorecard
 
 # The decision, comparison and scorecard pages, cold and warm, beside the pages with no cache.
+BENCH_PAGES_DATABASE ?= postgres://postgres@127.0.0.1:5432/ev_bench_pages
 bench-pages: venv
-	$(PY) -m bench.cases_pages
+	$(PY) -m bench.cases_pages --database-url $(BENCH_PAGES_DATABASE)
 
 # Recording a decision at 1,000, 2,000 and 10,000 outputs (the example tiled), beside reading
 # the run's evidence once (a few minutes).
