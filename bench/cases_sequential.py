@@ -27,7 +27,7 @@ threshold) make the "smallest fixed n reaching it" nearly meaningless; the summa
 group with and without them. The figures are reported as they come, shortfalls included.
 
 ``python -m bench.cases_sequential [--replications R] [--n-total N] [--taus 0.5,1.0]
-[--bets agrapa|plug-in]``
+[--bets agrapa|plug-in] [--truncation 0.75]``
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from enterpriseval.stats import clopper_pearson_interval, ppi_proportion_ci
-from enterpriseval.stats.sequential import DEFAULT_BETS
+from enterpriseval.stats.sequential import BET_TRUNCATION, DEFAULT_BETS
 from enterpriseval.stats.sequential_sim import (
     CONDITIONAL,
     REJECT,
@@ -131,9 +131,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replications", type=int, default=300)
     parser.add_argument("--n-total", type=int, default=500)
     parser.add_argument("--taus", default="0.5,0.8,1.0", help="uniform floors τ to compare")
+    parser.add_argument(
+        "--adaptive-tau", action="store_true", help="τ is a floor; each draw picks τ_t ≥ τ"
+    )
     parser.add_argument("--judges", default=None, help="e.g. weak-calibrated,strong-biased")
     parser.add_argument("--truths", default=None, help="e.g. 0.65,0.95 (default: the grid)")
     parser.add_argument("--bets", default=DEFAULT_BETS, choices=("agrapa", "plug-in"))
+    parser.add_argument(
+        "--truncation",
+        type=float,
+        default=BET_TRUNCATION,
+        help="bet cap c, a share of the safe bet",
+    )
     args = parser.parse_args(argv)
     judges = JUDGES
     if args.judges:
@@ -153,7 +162,13 @@ def main(argv: list[str] | None = None) -> int:
             base = SimCell(args.n_total, strength, kind, value)  # type: ignore[arg-type]
             curve = fixed_n_curve(base, args.replications, seed_for(base))
             for tau in taus:
-                cell = replace(base, tau=tau, bets=args.bets)
+                cell = replace(
+                    base,
+                    tau=tau,
+                    bets=args.bets,
+                    truncation=args.truncation,
+                    adaptive_tau=args.adaptive_tau,
+                )
                 result = simulate_sequential(cell, args.replications, seed_for(base))
                 seq_grades = float(result.grades.mean())
                 seq_correct = float((result.decided & result.correct).mean())

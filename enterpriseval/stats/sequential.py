@@ -14,7 +14,8 @@ not a superpopulation value.
 API change: ``mean_sequence`` and ``ratio_sequence`` take ``tau`` (the uniform floor the
 draws used, as :func:`draw_probabilities`); it bounds the inverse-probability weights, which
 the bets need to stay valid. ``ratio_sequence`` also takes ``scale`` (the largest value a
-per-output numerator or denominator can take).
+per-output numerator or denominator can take). They also take one τ_t per draw, for sessions
+that choose the uniform share draw by draw (:meth:`BettingCells.suggest_tau`; issue 19).
 
 References
 ----------
@@ -152,6 +153,21 @@ def draw_next(q: ArrayLike, rng: np.random.Generator) -> int:
 # --------------------------------------------------------------------------------------
 # The betting engine (batched over replications; used by the sequences and the simulation)
 # --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _NextDraw:
+    """The predictable quantities of the next draw (:meth:`BettingCells._next_draw`)."""
+
+    beta_n: FloatArray
+    beta_d: FloatArray
+    c_num: FloatArray
+    c_den: FloatArray
+    centre: FloatArray  # (R, C, 2): X(v) at the cell ends without the drawn output's term
+    low: FloatArray  # X(v) ≥ centre − low/τ_t
+    high: FloatArray  # X(v) ≤ centre + high/τ_t
+    base_plus: FloatArray  # (R, C): the bets λ⁺, λ⁻ before their caps
+    base_minus: FloatArray
 
 
 class BettingCells:
@@ -305,58 +321,45 @@ class BettingCells:
         kelly = gap / (spread + gap * gap)
         return np.maximum(kelly, 0.0), np.maximum(-kelly, 0.0)
 
-    def step(
+    def _next_draw(
         self,
-        *,
-        q: FloatArray,
-        y_num: FloatArray,
-        f_num: FloatArray,
         f_num_max: FloatArray,
         f_num_min: FloatArray,
-        y_den: FloatArray | None = None,
-        f_den: FloatArray | None = None,
-        f_den_max: FloatArray | None = None,
-        f_den_min: FloatArray | None = None,
-    ) -> tuple[FloatArray, FloatArray]:
-        """Take one draw per replication; return the increments (Zn_t, Zd_t).
+        f_den_max: FloatArray | None,
+        f_den_min: FloatArray | None,
+    ) -> _NextDraw:
+        """Return what the next draw's bets use, from the t − 1 earlier grades (predictable).
 
-        ``q`` is q_t of the drawn output, ``y_*``/``f_*`` its human and judge values (all
-        in [0, 1]), ``f_*_max``/``f_*_min`` the extremes of the judge's values over U_t,
-        the outputs not graded before this draw (the drawn one included).
+        The range of X_t(v) = Zn_t − v·Zd_t over every possible draw, at each end v of each
+        cell in the window, is [centre − low/τ_t, centre + high/τ_t]: the last term of Z_t
+        is (y − βf)/(N q_t) with 1/(N q_t) ≤ |U_t|/(N τ_t) (SXR23), and y ∈ [0, 1].
         """
         big_n = self.n_total
         beta_n = self.beta(0)  # from the t − 1 graded outputs: predictable
         beta_d = self.beta(1)
-        self.t += 1
-        t = self.t
+        t = self.t + 1
         n_left = big_n - t + 1  # |U_t|
-        weight_cap = n_left / (big_n * self.tau)  # 1/(N q) ≤ |U_t|/(N τ) (SXR23)
+        share = n_left / big_n
         # Predictable part c_t = β f̄ + (1/N) Σ_{S_{t−1}} (y − β f)   (research note §3)
         c_num = (beta_n * self.f_sum[0] + self.graded_y[0] - beta_n * self.graded_f[0]) / big_n
-        resid_n = y_num - beta_n * f_num
-        z_num = c_num + resid_n / (big_n * q)  # Z_t: E[Z_t | past] = θ_N exactly
         if self.ratio:
-            assert y_den is not None and f_den is not None
             assert f_den_max is not None and f_den_min is not None
             f_den_total = self.f_sum[1]
             assert f_den_total is not None
             c_den = (beta_d * f_den_total + self.graded_y[1] - beta_d * self.graded_f[1]) / big_n
-            resid_d = y_den - beta_d * f_den
-            z_den = c_den + resid_d / (big_n * q)
-            den_low = c_den - beta_d * f_den_max * weight_cap
-            den_high = c_den + (1.0 - beta_d * f_den_min) * weight_cap
+            den_down = beta_d * f_den_max * share  # Zd ≥ c_den − den_down/τ
+            den_up = (1.0 - beta_d * f_den_min) * share  # Zd ≤ c_den + den_up/τ
         else:
             c_den = np.ones_like(c_num)
-            resid_d = np.zeros_like(resid_n)
-            z_den = c_den
-            den_low = den_high = c_den
-        # Predictable range of X(v) = Zn − v·Zd over every possible draw (v ≥ 0).
-        num_low = c_num - beta_n * f_num_max * weight_cap
-        num_high = c_num + (1.0 - beta_n * f_num_min) * weight_cap
+            den_down = den_up = np.zeros_like(c_num)
+        num_down = beta_n * f_num_max * share
+        num_up = (1.0 - beta_n * f_num_min) * share
         a, b = self.window  # cells outside are rejected for good: no need to bet on them
         ends = self.ends[None, a:b, :]  # (1, C, 2)
-        x_low = num_low[:, None, None] - ends * den_high[:, None, None]
-        x_high = num_high[:, None, None] - ends * den_low[:, None, None]
+        # Range of X(v) = Zn − v·Zd over every possible draw (v ≥ 0), as centre ± spread/τ.
+        centre = c_num[:, None, None] - ends * c_den[:, None, None]
+        low = num_down[:, None, None] + ends * den_up[:, None, None]
+        high = num_up[:, None, None] + ends * den_down[:, None, None]
         # Predictable variance of the standardised residual (WSR24 plug-in, prior ¼); on the
         # scale of X: Var X_t ≈ (|U_t|/N)² σ̃².
         mid = self.mid[None, a:b]
@@ -370,11 +373,103 @@ class BettingCells:
             scale_up = big_n / n_left
             base_plus = np.sqrt(2.0 * self.log_bar_lower / (variance * horizon)) * scale_up
             base_minus = np.sqrt(2.0 * self.log_bar_upper / (variance * horizon)) * scale_up
+        return _NextDraw(beta_n, beta_d, c_num, c_den, centre, low, high, base_plus, base_minus)
+
+    def suggest_tau(
+        self,
+        floor: float,
+        *,
+        f_num_max: FloatArray,
+        f_num_min: FloatArray,
+        f_den_max: FloatArray | None = None,
+        f_den_min: FloatArray | None = None,
+        cells: IntArray | None = None,
+    ) -> FloatArray:
+        """Return a predictable uniform share τ_t ∈ [floor, 1] for the next draw, per row.
+
+        The most active draw (smallest τ) whose bets are not held back by their cap. The
+        cap is c/(A + B/τ) (the range of X, :meth:`_next_draw`): a smaller τ shrinks the
+        variance (ZC24) but widens the range by 1/τ. For each side of each cell of
+        ``cells`` (default: every cell) still open and betting (λ > 0), the uncapped bet λ
+        fits under the cap iff λ·(A_e + B_e/τ) ≤ c at both ends e, i.e. τ ≥ B_e/(c/λ − A_e)
+        (τ = 1 when c/λ ≤ A_e: capped whatever τ). τ_t is the largest such bound over the
+        open sides, clipped to [floor, 1]; ``floor`` when none is betting. It uses only the
+        t − 1 earlier grades and the judge's values, so any bet sized with it stays
+        predictable and the capital a martingale at the truth (Ville's inequality).
+        """
+        floor = _check_tau(floor)
+        nxt = self._next_draw(f_num_max, f_num_min, f_den_max, f_den_min)
+        a, b = self.window
+        chosen = np.full(self.log_k_plus.shape[0], floor)
+        if b <= a:
+            return chosen
+        wanted = np.zeros(self.rejected_plus.shape[1], dtype=bool)
+        wanted[slice(None) if cells is None else cells] = True
+        wanted = wanted[a:b]
+        sides = (
+            (nxt.base_plus, -nxt.centre, nxt.low, self.rejected_plus[:, a:b]),
+            (nxt.base_minus, nxt.centre, nxt.high, self.rejected_minus[:, a:b]),
+        )
+        for bet, offset, spread, rejected in sides:
+            open_side = (bet > 0) & ~rejected & wanted[None, :]
+            ceiling = np.divide(
+                self.truncation, bet, out=np.full(bet.shape, np.inf), where=bet > 0
+            )  # c/λ: the largest range the bet λ fits under
+            room = ceiling[:, :, None] - offset
+            # λ·(A + B/τ) ≤ c  ⇔  τ ≥ B/(c/λ − A); capped at any τ when c/λ ≤ A: τ = 1
+            need = np.where(room > 0, spread / np.where(room > 0, room, 1.0), 1.0)
+            need = np.where(open_side, need.max(axis=-1), 0.0).max(axis=-1, initial=0.0)
+            chosen = np.maximum(chosen, need)
+        return np.asarray(np.clip(chosen, floor, 1.0), dtype=np.float64)
+
+    def step(
+        self,
+        *,
+        q: FloatArray,
+        y_num: FloatArray,
+        f_num: FloatArray,
+        f_num_max: FloatArray,
+        f_num_min: FloatArray,
+        y_den: FloatArray | None = None,
+        f_den: FloatArray | None = None,
+        f_den_max: FloatArray | None = None,
+        f_den_min: FloatArray | None = None,
+        tau: FloatArray | None = None,
+    ) -> tuple[FloatArray, FloatArray]:
+        """Take one draw per replication; return the increments (Zn_t, Zd_t).
+
+        ``q`` is q_t of the drawn output, ``y_*``/``f_*`` its human and judge values (all
+        in [0, 1]), ``f_*_max``/``f_*_min`` the extremes of the judge's values over U_t,
+        the outputs not graded before this draw (the drawn one included). ``tau`` is the
+        uniform share τ_t this draw used, per row (default: the engine's ``tau``); it must
+        have been fixed before the draw (e.g. by :meth:`suggest_tau`).
+        """
+        big_n = self.n_total
+        nxt = self._next_draw(f_num_max, f_num_min, f_den_max, f_den_min)
+        beta_n, beta_d, c_num, c_den = nxt.beta_n, nxt.beta_d, nxt.c_num, nxt.c_den
+        self.t += 1
+        t = self.t
+        n_left = big_n - t + 1  # |U_t|
+        resid_n = y_num - beta_n * f_num
+        z_num = c_num + resid_n / (big_n * q)  # Z_t: E[Z_t | past] = θ_N exactly
+        if self.ratio:
+            assert y_den is not None and f_den is not None
+            resid_d = y_den - beta_d * f_den
+            z_den = c_den + resid_d / (big_n * q)
+        else:
+            resid_d = np.zeros_like(resid_n)
+            z_den = c_den
+        shares = np.full(z_num.shape, self.tau) if tau is None else np.asarray(tau, dtype=float)
+        per_row = shares[:, None, None]  # 1/(N q_t) ≤ |U_t|/(N τ_t) (SXR23)
+        x_low = nxt.centre - nxt.low / per_row
+        x_high = nxt.centre + nxt.high / per_row
+        a, b = self.window
+        ends = self.ends[None, a:b, :]  # (1, C, 2)
         # Caps: 1 + λ⁺X ≥ 1 − c and 1 − λ⁻X ≥ 1 − c over the whole cell (WSR24).
         worst_low = np.maximum(np.max(-x_low, axis=-1, initial=0.0), RANGE_FLOOR)
         worst_high = np.maximum(np.max(x_high, axis=-1, initial=0.0), RANGE_FLOOR)
-        lam_plus = np.minimum(base_plus, self.truncation / worst_low)[:, :, None]
-        lam_minus = np.minimum(base_minus, self.truncation / worst_high)[:, :, None]
+        lam_plus = np.minimum(nxt.base_plus, self.truncation / worst_low)[:, :, None]
+        lam_minus = np.minimum(nxt.base_minus, self.truncation / worst_high)[:, :, None]
         x = z_num[:, None, None] - ends * z_den[:, None, None]
         if b > a:
             self.log_k_plus[:, a:b] += np.log1p(lam_plus * x)  # WSR24 capital process K⁺
@@ -438,7 +533,7 @@ def mean_sequence(
     alpha_lower: float = 0.025,
     alpha_upper: float = 0.025,
     scale: float = 1.0,
-    tau: float = DEFAULT_TAU,
+    tau: float | ArrayLike = DEFAULT_TAU,
     bets: BetRule = DEFAULT_BETS,
 ) -> SequencePath:
     """Return the confidence sequence of a population mean graded until decided.
@@ -458,9 +553,10 @@ def mean_sequence(
         ``alpha_lower``, and likewise for the upper bound. Default 0.025 each.
     scale : float, optional
         The largest value (1 for proportions, 100 for percentages). Default 1.
-    tau : float, optional
+    tau : float or array_like of float, shape (T,), optional
         The uniform floor the draws used (:func:`draw_probabilities`); every q_drawn must
-        be at least τ/|U_t|. Default 0.5.
+        be at least τ/|U_t|. Default 0.5. One value per draw when the session chose τ_t
+        draw by draw (:meth:`BettingCells.suggest_tau`, fixed before each draw).
     bets : {"agrapa", "plug-in"}, optional
         The bet rule (:class:`BettingCells`): adaptive Kelly-style bets (default) or
         WSR24's predictable plug-in bets. Both are valid; the adaptive ones settle sooner.
@@ -495,12 +591,11 @@ def mean_sequence(
     Valid at every stopping time, for any judge, any τ and any N.
     """
     scale = _check_scale(scale)
-    tau = _check_tau(tau)
     alpha_lower = check_open_unit(alpha_lower, "alpha_lower")
     alpha_upper = check_open_unit(alpha_upper, "alpha_upper")
     judge = _unit_values(f, "f", scale)
     big_n = judge.size
-    drawn, q_values = _check_draws(order, q_drawn, big_n, tau)
+    drawn, q_values, taus = _check_draws(order, q_drawn, big_n, tau)
     human = _unit_values(y, "y", scale)
     check_same_length(order=drawn, y=human)
     grid = np.linspace(0.0, 1.0, DEFAULT_GRID_POINTS)
@@ -513,7 +608,7 @@ def mean_sequence(
         f_den_sum=None,
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
-        tau=tau,
+        tau=DEFAULT_TAU,  # each step passes the τ_t its draw used
         bets=bets,
     )
     f_max, f_min = _remaining_extremes(judge, drawn)
@@ -529,6 +624,7 @@ def mean_sequence(
             f_num=judge[drawn[k : k + 1]],
             f_num_max=f_max[k : k + 1],
             f_num_min=f_min[k : k + 1],
+            tau=taus[k : k + 1],
         )
         graded_sum += human[k]
         lo, hi = _bounds_from_cells(engine, grid)
@@ -559,7 +655,7 @@ def ratio_sequence(
     alpha_upper: float = 0.025,
     grid: ArrayLike | None = None,
     scale: float = 1.0,
-    tau: float = DEFAULT_TAU,
+    tau: float | ArrayLike = DEFAULT_TAU,
     bets: BetRule = DEFAULT_BETS,
 ) -> SequencePath:
     """Return the confidence sequence of Σ y_num / Σ y_den over the N outputs.
@@ -586,8 +682,8 @@ def ratio_sequence(
     scale : float, optional
         The largest per-output numerator or denominator (e.g. the most items an output
         can hold). Default 1.
-    tau : float, optional
-        The uniform floor the draws used. Default 0.5.
+    tau : float or array_like of float, shape (T,), optional
+        The uniform floor the draws used, as :func:`mean_sequence`. Default 0.5.
     bets : {"agrapa", "plug-in"}, optional
         The bet rule, as :func:`mean_sequence`.
 
@@ -611,13 +707,12 @@ def ratio_sequence(
     sequence promises nothing.
     """
     scale = _check_scale(scale)
-    tau = _check_tau(tau)
     alpha_lower = check_open_unit(alpha_lower, "alpha_lower")
     alpha_upper = check_open_unit(alpha_upper, "alpha_upper")
     judge_num = _unit_values(f_num, "f_num", scale)
     judge_den = _unit_values(f_den, "f_den", scale)
     big_n = check_same_length(f_num=judge_num, f_den=judge_den)
-    drawn, q_values = _check_draws(order, q_drawn, big_n, tau)
+    drawn, q_values, taus = _check_draws(order, q_drawn, big_n, tau)
     human_num = _unit_values(y_num, "y_num", scale)
     human_den = _unit_values(y_den, "y_den", scale)
     check_same_length(order=drawn, y_num=human_num, y_den=human_den)
@@ -631,7 +726,7 @@ def ratio_sequence(
         f_den_sum=np.array([judge_den.sum()]),
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
-        tau=tau,
+        tau=DEFAULT_TAU,  # each step passes the τ_t its draw used
         bets=bets,
     )
     num_max, num_min = _remaining_extremes(judge_num, drawn)
@@ -652,6 +747,7 @@ def ratio_sequence(
             f_den=judge_den[drawn[pick]],
             f_den_max=den_max[pick],
             f_den_min=den_min[pick],
+            tau=taus[pick],
         )
         lo, hi = _bounds_from_cells(engine, points)
         lower[k], upper[k] = lo[0], hi[0]
@@ -872,8 +968,8 @@ def _unit_values(values: ArrayLike, name: str, scale: float) -> FloatArray:
 
 
 def _check_draws(
-    order: ArrayLike, q_drawn: ArrayLike, big_n: int, tau: float
-) -> tuple[IntArray, FloatArray]:
+    order: ArrayLike, q_drawn: ArrayLike, big_n: int, tau: float | ArrayLike
+) -> tuple[IntArray, FloatArray, FloatArray]:
     raw = as_float_vector(order, "order")
     if not np.all(raw == np.floor(raw)) or (raw < 0).any() or (raw >= big_n).any():
         raise ValueError(f"order must hold indices of outputs in [0, {big_n - 1}]")
@@ -882,8 +978,15 @@ def _check_draws(
         raise ValueError("order repeats an output; draws are without replacement")
     q_values = as_float_vector(q_drawn, "q_drawn")
     check_same_length(order=drawn, q_drawn=q_values)
+    if np.ndim(tau) == 0:
+        taus = np.full(drawn.size, _check_tau(tau))  # type: ignore[arg-type]
+    else:
+        taus = as_float_vector(tau, "tau")
+        check_same_length(order=drawn, tau=taus)
+        for value in taus:
+            _check_tau(value)
     n_left = big_n - np.arange(drawn.size)
-    floor = tau / n_left
+    floor = taus / n_left
     if not np.isfinite(q_values).all() or (q_values > 1.0).any():
         raise ValueError("q_drawn must be probabilities in (0, 1]")
     short = q_values < floor * (1.0 - 1e-9)
@@ -893,7 +996,7 @@ def _check_draws(
             f"q_drawn[{k}] = {q_values[k]!r} is below the floor tau/|U_t| = {floor[k]!r}; "
             "pass the tau the draws used"
         )
-    return drawn, q_values
+    return drawn, q_values, taus
 
 
 def _check_grid(grid: ArrayLike | None) -> FloatArray:

@@ -8,6 +8,8 @@ product's engine (:class:`enterpriseval.stats.sequential.BettingCells`, the code
 uncertainty summed over the metrics still undecided, τ = 0.5), the product's default bets
 (adaptive; ``SimCell.bets`` and ``SimCell.truncation`` change them) and the session's stopping
 rule: stop when every gated metric is settled, when any is settled Reject, or at the budget.
+With ``SimCell.adaptive_tau`` τ is a floor and draw t uses τ_t = max(τ_{t−1}, the largest
+:meth:`~enterpriseval.stats.sequential.BettingCells.suggest_tau` of the undecided metrics).
 
 The model of an evaluation (one population per replication and metric):
 
@@ -89,6 +91,8 @@ class SimCell:
     budget_fraction: float = 0.4
     bets: BetRule = DEFAULT_BETS
     truncation: float = BET_TRUNCATION
+    #: True: τ is a floor; draw t uses τ_t = max(τ_{t−1}, BettingCells.suggest_tau), predictable.
+    adaptive_tau: bool = False
 
     @property
     def budget(self) -> int:
@@ -250,11 +254,13 @@ class _Sampler:
         self.s, self.graded, self.s_left = self.s[rows], self.graded[rows], self.s_left[rows]
         self.cdf = self.cdf[rows] - old + new
 
-    def draw(self) -> tuple[IntArray, FloatArray]:
+    def draw(self, tau: FloatArray | None = None) -> tuple[IntArray, FloatArray]:
+        """Draw one output per row, with the uniform share ``tau`` per row (default τ)."""
         r, n = self.s.shape
+        shares = np.full(r, self.tau) if tau is None else tau
         index = np.empty(r, dtype=np.int64)
         pending = np.ones(r, dtype=bool)
-        uniform = (self.rng.random(r) < self.tau) | (self.s_left <= 0)
+        uniform = (self.rng.random(r) < shares) | (self.s_left <= 0)
         flat_cdf = self.cdf.ravel()
         rounds = 0
         while pending.any():
@@ -279,7 +285,7 @@ class _Sampler:
         positive = self.s_left > 0
         share = np.divide(s_drawn, self.s_left, out=np.zeros(r), where=positive)
         q = np.where(
-            positive, (1.0 - self.tau) * share + self.tau / self.n_left, 1.0 / self.n_left
+            positive, (1.0 - shares) * share + shares / self.n_left, 1.0 / self.n_left
         )  # SPEC §5.5: q_t(I_t), as draw_probabilities
         self.graded[every, index] = True
         self.s_left = np.maximum(self.s_left - s_drawn, 0.0)
@@ -351,6 +357,7 @@ def simulate_sequential(cell: SimCell, replications: int, seed: int) -> CellResu
     sampler = _Sampler(rng, np.sqrt(uncertainty.sum(axis=0)), cell.tau)
     metric_truths = np.array([true_status(v) for v in cell.truths])
     alive = np.arange(r)  # the replication each live row is
+    previous = np.full(r, cell.tau)  # τ_{t−1} per live row (adaptive τ only)
     finished = np.zeros(r, dtype=bool)  # per live row
     settled = np.full((r, j_count), -1, dtype=np.int64)
     graded_sum = np.zeros((r, j_count))
@@ -360,7 +367,22 @@ def simulate_sequential(cell: SimCell, replications: int, seed: int) -> CellResu
     out_wrong_reject = np.zeros(r, dtype=bool)
     for t in range(1, cell.budget + 1):
         ranges = [extreme.current(sampler.graded) for extreme in extremes]  # over U_t
-        index, q = sampler.draw()
+        shares = None
+        if cell.adaptive_tau:
+            # τ_t: the largest share any undecided metric asks for (suggest_tau), never below
+            # τ_{t−1} (once a bet was held back by its cap, the session stays that uniform);
+            # both use the grades before draw t only, so every bet stays predictable
+            asked = [
+                np.where(
+                    settled[:, j] < 0,
+                    engine.suggest_tau(cell.tau, f_num_max=hi, f_num_min=lo),
+                    cell.tau,
+                )
+                for j, (engine, (hi, lo)) in enumerate(zip(engines, ranges, strict=True))
+            ]
+            shares = np.maximum(np.max(asked, axis=0), previous)
+            previous = shares
+        index, q = sampler.draw(shares)
         for j in range(j_count):
             y_drawn = ys[j][alive, index]
             engines[j].step(
@@ -369,6 +391,7 @@ def simulate_sequential(cell: SimCell, replications: int, seed: int) -> CellResu
                 f_num=fs[j][alive, index],
                 f_num_max=ranges[j][0],
                 f_num_min=ranges[j][1],
+                tau=shares,
             )
             graded_sum[:, j] += y_drawn
         lower_out, lower_in, upper_out, upper_in = _threshold_reads(engines, graded_sum, t, n)
@@ -402,6 +425,7 @@ def simulate_sequential(cell: SimCell, replications: int, seed: int) -> CellResu
         if finished.mean() >= COMPACT_SHARE:
             keep = ~finished
             alive, settled, graded_sum = alive[keep], settled[keep], graded_sum[keep]
+            previous = previous[keep]
             finished = finished[keep]
             sampler.keep(keep)
             for engine, extreme in zip(engines, extremes, strict=True):

@@ -327,11 +327,16 @@ def reference_beta(graded):
     return min(1.0, max(0.0, (5.0 + n * slope) / (5.0 + n)))
 
 
-def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None, bets="agrapa"):
+def reference_capital(
+    f, order, q, y, cells, tau, alpha, f_den=None, y_den=None, bets="agrapa", floor=None
+):
     """Return per draw the lists of log K⁺ and log K⁻ at both ends of each cell.
 
     aGRAPA bets: g = (f̄n − v·f̄d + Σ_{i<t} (Zn_i − v·Zd_i)) / t at the cell's middle v,
     λ = g / (σ̃²·(|U_t|/N)² + g²), K⁺ the positive part, K⁻ the negative part, each capped.
+    ``tau`` is one τ or a list of τ_t, one per draw. With ``floor``, each history entry
+    also holds the τ_t the adaptive rule picks before that draw: by bisection, the smallest
+    τ in [floor, 1] at which no open side's bet exceeds its cap 0.75/worst(τ).
     """
     n_total = len(f)
     past_x = []  # (Zn, Zd) of earlier draws
@@ -341,12 +346,20 @@ def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None,
     sum_std = [0.0, 0.0]
     log_plus = [[0.0, 0.0] for _ in cells]
     log_minus = [[0.0, 0.0] for _ in cells]
+    rejected_plus = [False for _ in cells]
+    rejected_minus = [False for _ in cells]
     history = []
     for t in range(1, len(order) + 1):
         i = order[t - 1]
         ungraded = [k for k in range(n_total) if k not in order[: t - 1]]
         n_left = len(ungraded)
-        cap = n_left / (n_total * tau)
+        tau_t = tau[t - 1] if isinstance(tau, list) else tau
+        if floor is not None:
+            picked = reference_tau(
+                f, ungraded, graded_n, graded_d, past_x, past_dev, cells, floor, t,
+                f_den, rejected_plus, rejected_minus,
+            )  # fmt: skip
+        cap = n_left / (n_total * tau_t)
         b_n = reference_beta(graded_n)
         c_n = (
             b_n * sum(f) + sum(yy for _, yy, _ in graded_n) - b_n * sum(ff for ff, _, _ in graded_n)
@@ -385,7 +398,10 @@ def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None,
                 x = z_n - v * z_d
                 log_plus[c][e] += math.log(1 + lam_p * x)
                 log_minus[c][e] += math.log(1 - lam_m * x)
-        history.append(([row[:] for row in log_plus], [row[:] for row in log_minus]))
+            rejected_plus[c] |= min(log_plus[c]) >= math.log(1 / alpha)
+            rejected_minus[c] |= min(log_minus[c]) >= math.log(1 / alpha)
+        entry = ([row[:] for row in log_plus], [row[:] for row in log_minus])
+        history.append((*entry, picked) if floor is not None else entry)
         past_x.append((z_n, z_d))
         std_n = (y[t - 1] - b_n * f[i]) / (n_left * q[t - 1])
         std_d = (y_den[t - 1] - b_d * f_den[i]) / (n_left * q[t - 1]) if ratio else 0.0
@@ -396,6 +412,127 @@ def reference_capital(f, order, q, y, cells, tau, alpha, f_den=None, y_den=None,
         if ratio:
             graded_d.append((f_den[i], y_den[t - 1], 1 / q[t - 1]))
     return history
+
+
+def reference_tau(
+    f, ungraded, graded_n, graded_d, past_x, past_dev, cells, floor, t, f_den, rej_p, rej_m
+):
+    """The adaptive τ_t before draw t, found by bisection on the caps (aGRAPA bets, c = 0.75)."""
+    n_total = len(f)
+    ratio = f_den is not None
+    share = len(ungraded) / n_total
+    b_n = reference_beta(graded_n)
+    c_n = b_n * sum(f) + sum(yy for _, yy, _ in graded_n) - b_n * sum(ff for ff, _, _ in graded_n)
+    c_n /= n_total
+    if ratio:
+        b_d = reference_beta(graded_d)
+        c_d = b_d * sum(f_den) + sum(yy for _, yy, _ in graded_d)
+        c_d = (c_d - b_d * sum(ff for ff, _, _ in graded_d)) / n_total
+        d_max, d_min = max(f_den[k] for k in ungraded), min(f_den[k] for k in ungraded)
+    else:
+        b_d, c_d, d_max, d_min = 1.0, 1.0, 0.0, 1.0  # Zd ≡ 1: no spread
+    f_max, f_min = max(f[k] for k in ungraded), min(f[k] for k in ungraded)
+    kept_p = [c for c in range(len(cells)) if not rej_p[c]]
+    kept_m = [c for c in range(len(cells)) if not rej_m[c]]
+    if not kept_p or not kept_m or kept_p[0] > kept_m[-1]:
+        return floor
+    sides = []  # (bet, worst range as a function of τ)
+    for c in range(kept_p[0], kept_m[-1] + 1):
+        a, b = cells[c]
+        mid = (a + b) / 2
+        variance = max((0.25 + sum((dn - mid * dd) ** 2 for dn, dd in past_dev)) / t, 1e-4)
+        f_bar_d = sum(f_den) / n_total if ratio else 1.0
+        g = (sum(f) / n_total - mid * f_bar_d + sum(zn - mid * zd for zn, zd in past_x)) / t
+        kelly = g / (variance * share**2 + g * g)
+
+        def low(tau, a=a, b=b):  # the lowest X(v) over the cell, negated
+            n_low = c_n - b_n * f_max * share / tau
+            d_high = c_d + (1 - b_d * d_min) * share / tau if ratio else 1.0
+            return max(-(n_low - a * d_high), -(n_low - b * d_high), 1e-12)
+
+        def high(tau, a=a, b=b):
+            n_high = c_n + (1 - b_n * f_min) * share / tau
+            d_low = c_d - b_d * d_max * share / tau if ratio else 1.0
+            return max(n_high - a * d_low, n_high - b * d_low, 1e-12)
+
+        if kelly > 0 and not rej_p[c]:
+            sides.append((kelly, low))
+        if kelly < 0 and not rej_m[c]:
+            sides.append((-kelly, high))
+
+    def fits(tau):
+        return all(bet * worst(tau) <= 0.75 * (1 + 1e-12) for bet, worst in sides)
+
+    if fits(floor):
+        return floor
+    if not fits(1.0):
+        return 1.0
+    lo, hi = floor, 1.0
+    for _ in range(80):
+        lo, hi = (lo, (lo + hi) / 2) if fits((lo + hi) / 2) else ((lo + hi) / 2, hi)
+    return hi
+
+
+def mean_engine(f, cells, bets="agrapa"):
+    """One replication's engine for the mean of y over len(f) outputs, α = 0.025 a side."""
+    return BettingCells(
+        n_total=len(f),
+        replications=1,
+        cell_lo=np.array([c[0] for c in cells]),
+        cell_hi=np.array([c[1] for c in cells]),
+        f_num_sum=np.array([f.sum()]),
+        f_den_sum=None,
+        alpha_lower=0.025,
+        alpha_upper=0.025,
+        tau=0.5,
+        bets=bets,
+    )
+
+
+def test_adaptive_tau_and_the_capital_match_a_plain_python_reference():
+    rng = np.random.default_rng(13)
+    n_total, steps = 40, 25
+    latent = rng.beta(0.6, 0.15, size=n_total)
+    y = (rng.random(n_total) < latent).astype(float)
+    f = latent
+    s = np.sqrt(f * (1 - f))
+    cells = [(0.7, 0.71), (0.76, 0.77), (0.85, 0.86)]
+    engine = mean_engine(f, cells)
+    graded = np.zeros(n_total, dtype=bool)
+    order, q_drawn, taus, suggested = [], [], [], []
+    for _ in range(steps):
+        rest = ~graded
+        extremes = {
+            "f_num_max": f[rest].max(keepdims=True),
+            "f_num_min": f[rest].min(keepdims=True),
+        }
+        suggested.append(float(engine.suggest_tau(0.5, **extremes)[0]))
+        tau_t = max(suggested[-1], taus[-1] if taus else 0.5)  # τ_t ≥ τ_{t−1}, as the simulation
+        q = draw_probabilities(s, graded, tau=tau_t)
+        i = draw_next(q, rng)
+        engine.step(
+            q=q[i : i + 1],
+            y_num=y[i : i + 1],
+            f_num=f[i : i + 1],
+            tau=np.array([tau_t]),
+            **extremes,
+        )
+        order.append(i)
+        q_drawn.append(float(q[i]))
+        taus.append(tau_t)
+        graded[i] = True
+    reference = reference_capital(
+        list(f), order, q_drawn, list(y[order]), cells, taus, 0.025, floor=0.5
+    )
+    assert [entry[2] for entry in reference] == pytest.approx(suggested, abs=1e-9)
+    assert len(set(np.round(taus, 6))) > 2  # the rule moved τ_t, not only the floor or 1
+    ref_plus, ref_minus, _ = reference[-1]
+    assert engine.log_k_plus[0] == pytest.approx(np.array(ref_plus), abs=1e-10)
+    assert engine.log_k_minus[0] == pytest.approx(np.array(ref_minus), abs=1e-10)
+    path = mean_sequence(f, order, q_drawn, y[order], tau=taus)  # per-draw τ_t accepted
+    assert path.lower[-1] <= y.mean() <= path.upper[-1]
+    with pytest.raises(ValueError, match="floor tau"):  # q_t below τ_t/|U_t| is refused
+        mean_sequence(f, order, q_drawn, y[order], tau=[1.0] * steps)
 
 
 def active_draws(rng, s, steps, tau):
@@ -419,18 +556,7 @@ def test_the_mean_capital_matches_a_plain_python_reference_under_active_draws(be
     f = latent
     order, q_drawn = active_draws(rng, np.sqrt(f * (1 - f)), steps, tau=0.5)
     cells = [(0.5, 0.52), (0.7, 0.75), (0.9, 0.91)]
-    engine = BettingCells(
-        n_total=n_total,
-        replications=1,
-        cell_lo=np.array([c[0] for c in cells]),
-        cell_hi=np.array([c[1] for c in cells]),
-        f_num_sum=np.array([f.sum()]),
-        f_den_sum=None,
-        alpha_lower=0.025,
-        alpha_upper=0.025,
-        tau=0.5,
-        bets=bets,
-    )
+    engine = mean_engine(f, cells, bets)
     reference = reference_capital(
         list(f), order, q_drawn, list(y[order]), cells, 0.5, 0.025, bets=bets
     )

@@ -196,3 +196,34 @@ def cell_id(cell):
 def test_full_grid_cell_keeps_every_wrong_decision_within_alpha(cell):
     result = simulate_sequential(cell, REPLICATIONS, seed_for(cell))
     check_validity(result)
+
+
+# --------------------------------------------------------------------------------------
+# Adaptive τ_t (issue 19): the same guarantees, fewer grades on clear cases
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        SimCell(500, "strong", "overconfident", THETA_IN, adaptive_tau=True),
+        SimCell(500, "weak", "biased", THETA_OUT + 0.01, n_metrics=3, adaptive_tau=True),
+    ],
+    ids=["wrong-scale-at-theta-in", "wrong-reject-above-theta-out"],
+)
+def test_adaptive_tau_keeps_every_wrong_decision_within_alpha(cell):
+    result = simulate_sequential(cell, REPLICATIONS, seed_for(cell))
+    check_validity(result)
+    assert result.true_status == CONDITIONAL
+
+
+def test_adaptive_tau_decides_a_clear_scale_with_fewer_grades_than_the_fixed_floor():
+    fixed = SimCell(500, "strong", "calibrated", THETA_IN + 0.1)
+    adaptive = SimCell(500, "strong", "calibrated", THETA_IN + 0.1, adaptive_tau=True)
+    seed = seed_for(fixed)  # the same populations for both
+    by_fixed = simulate_sequential(fixed, 300, seed)
+    by_adaptive = simulate_sequential(adaptive, 300, seed)
+    assert by_adaptive.correct.mean() >= by_fixed.correct.mean() - 0.02
+    # the floor τ = 0.5 doubles the weights' range and halves the capped bets; τ_t = 1
+    # while the cap binds restores them: at least 15 % fewer grades on this cell
+    assert by_adaptive.grades.mean() <= 0.85 * by_fixed.grades.mean()
