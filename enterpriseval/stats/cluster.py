@@ -55,6 +55,13 @@ def _cluster_codes(clusters: Sequence[Hashable] | ArrayLike) -> tuple[NDArray[np
         raise ValueError(f"clusters must be one-dimensional, got shape {labels.shape}")
     if labels.dtype.kind == "f" and np.isnan(labels).any():
         raise ValueError("clusters contains NaN; every unit needs a cluster label")
+    if labels.dtype.kind in "iu" and labels.size and labels.min() >= 0:
+        top = int(labels.max())
+        if top < 4 * labels.size + 1024:
+            # Small non-negative integers (output ids): count, not sort — O(N + max).
+            present = np.bincount(labels, minlength=top + 1) > 0
+            codes = (np.cumsum(present) - 1)[labels]
+            return codes.astype(np.intp, copy=False), int(present.sum())
     try:
         unique, codes = np.unique(labels, return_inverse=True)
     except TypeError:

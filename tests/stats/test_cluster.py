@@ -249,3 +249,15 @@ def test_the_ratio_interval_covers_the_true_rate_at_the_nominal_level():
     # Monte Carlo standard error is about 0.0035; the t(G-1) interval should sit
     # close to 95 %, slightly under because the ratio is skewed at G = 40.
     assert 0.93 <= coverage <= 0.965, coverage
+
+
+@pytest.mark.parametrize("offset", [10**9, -5])
+def test_small_integer_ids_counted_give_what_far_apart_or_negative_ids_sorted_give(offset):
+    # Output ids from 0 up take the counting path; ids far apart or below 0 the sorting one.
+    rng = np.random.default_rng(7)
+    values, labels = clustered_rates(rng, 400, 37)
+    labels = labels.astype(np.int64) * 3  # gaps: some ids unused
+    dense = cluster_mean_ci(values, labels)
+    shifted = cluster_mean_ci(values, labels + offset)
+    assert dense.n_clusters == len(np.unique(labels)) == shifted.n_clusters
+    assert dataclasses.astuple(dense) == pytest.approx(dataclasses.astuple(shifted), rel=1e-12)
