@@ -12,7 +12,7 @@ APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejav
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-slow bench bench-import bench-scorecard bench-pages bench-decisions bench-load docs-previews docs-screenshots lint format
+.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-validity test-slow bench bench-import bench-scorecard bench-pages bench-decisions bench-load docs-previews docs-screenshots lint format
 
 setup: system-packages venv migrate
 
@@ -51,8 +51,9 @@ worker: venv
 	@mkdir -p var
 	$(VENV)/bin/celery -A enterpriseval worker --beat --schedule var/celerybeat-schedule --loglevel=INFO --concurrency=2
 
-# The test command: static checks, then the whole suite on SQLite and again on PostgreSQL.
-test: static test-sqlite test-postgres
+# The test command: static checks, the whole suite on SQLite and again on PostgreSQL, then the
+# full validity grid of grading until decided (pure statistics: once, not per database).
+test: static test-sqlite test-postgres test-validity
 
 static: venv
 	$(VENV)/bin/ruff check .
@@ -60,13 +61,16 @@ static: venv
 	$(VENV)/bin/mypy
 
 test-sqlite: venv
-	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow"
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow and not validity"
 
 test-postgres: venv
-	DATABASE_URL=$(POSTGRES_URL) $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow"
+	DATABASE_URL=$(POSTGRES_URL) $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow and not validity"
+
+test-validity: venv
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -m validity
 
 test-slow: venv
-	$(PY) -m pytest -m slow
+	$(PY) -m pytest -m "slow or validity"
 
 bench: venv .venv-inspect/.installed
 	$(PY) -m bench.run

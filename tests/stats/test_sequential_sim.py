@@ -1,10 +1,14 @@
 """The seeded simulation of grading until decided (SPEC §5.5; issue 19, Deliver 5).
 
-The fast grid runs in ``make test``; the full grid (N ∈ {500, 2000}, strong and weak judges,
+The fast cells run with the suite; the full grid (N ∈ {500, 2000}, strong and weak judges,
 calibrated, overconfident and biased, truths around both thresholds, one and three gated
-metrics, 1,000 evaluations per cell) in ``make test-slow``. A cell fails when the
-Clopper–Pearson upper bound of a wrong-decision rate exceeds α/2 + 0.01.
+metrics, a fixed and an adaptive uniform share τ, 1,000 evaluations per cell: 720 cells) runs
+once per ``make test`` (``make test-validity``, marker ``validity``; CI runs it) and in ``make
+test-slow``. A cell fails when the Clopper–Pearson upper bound of a wrong-decision rate exceeds
+α/2 + 0.01.
 """
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -183,16 +187,24 @@ def test_a_clear_reject_stops_the_session_with_reject():
 
 
 # --------------------------------------------------------------------------------------
-# The full grid (make test-slow)
+# The full grid (make test-validity, once per make test; make test-slow)
 # --------------------------------------------------------------------------------------
 
 
 def cell_id(cell):
-    return f"N{cell.n_total}-{cell.strength}-{cell.judge}-{cell.truth:.2f}-J{cell.n_metrics}"
+    share = "adaptive" if cell.adaptive_tau else "fixed"
+    return (
+        f"N{cell.n_total}-{cell.strength}-{cell.judge}-{cell.truth:.2f}-J{cell.n_metrics}-{share}"
+    )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("cell", full_grid(), ids=cell_id)
+FULL_GRID = [
+    replace(cell, adaptive_tau=adaptive) for cell in full_grid() for adaptive in (False, True)
+]
+
+
+@pytest.mark.validity
+@pytest.mark.parametrize("cell", FULL_GRID, ids=cell_id)
 def test_full_grid_cell_keeps_every_wrong_decision_within_alpha(cell):
     result = simulate_sequential(cell, REPLICATIONS, seed_for(cell))
     check_validity(result)
