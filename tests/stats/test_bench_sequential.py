@@ -78,6 +78,7 @@ def _row(seq_correct, n_fixed, curve, seq_grades=50.0):
         n_fixed=n_fixed,
         curve=curve,
         n_total=100,
+        floor=0.0,
     )
 
 
