@@ -373,3 +373,13 @@ def test_the_run_command_names_the_option_at_fault(runs_world):
             "--task-set",
             "credit-memo",
         )
+
+
+def test_the_run_command_names_pieces_when_redis_hands_them_out(settings):
+    from runs.management.commands.run import _parts
+
+    settings.RUN_SLOTS_REDIS_URL = ""
+    assert _parts(False) == "chunk(s)"
+    settings.RUN_SLOTS_REDIS_URL = "redis://127.0.0.1:6379/8"
+    assert _parts(False) == "piece(s) for the runners"
+    assert _parts(True) == "chunk(s)"  # --inline executes chunks in-process, never pieces

@@ -7,6 +7,7 @@ import time
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
@@ -81,7 +82,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Run {run.pk}: σ {configuration.name} v{configuration.version} × "
             f"{task_set.name} v{task_set.version} {run.split} × K={run.repeats} = "
-            f"{run.items_total} items in {len(chunks)} chunk(s)"
+            f"{run.items_total} items in {len(chunks)} {_parts(options['inline'])}"
             + (" (inline)" if options["inline"] else " (enqueued)")
         )
         bar = tqdm(
@@ -122,6 +123,13 @@ def summary(run: Run) -> str:
     if run.stop_reason:
         lines.append(run.stop_reason)
     return "\n".join(lines)
+
+
+def _parts(inline: bool) -> str:
+    """Name what run_start returned: Redis-held runs hand out pieces, the others chunks."""
+    if not inline and getattr(settings, "RUN_SLOTS_REDIS_URL", ""):
+        return "piece(s) for the runners"
+    return "chunk(s)"
 
 
 def _show(bar: tqdm, run: Run) -> None:
