@@ -247,6 +247,12 @@ def _strata(session: GradingSession, labels: dict[str, str]) -> list[StratumSumm
         )
         .order_by("stratum")
     )
+    # Runs in pk order (run 99 before run 100, which a text sort would put first), the baseline
+    # first, any other stratum key (stratified designs) after them in text order.
+    place = {key: i for i, key in enumerate(labels)}
+    rows = sorted(
+        rows, key=lambda row: (place.get(row["stratum"], len(place)), row["stratum"] or "")
+    )
     return [
         StratumSummary(
             stratum=row["stratum"],

@@ -326,3 +326,31 @@ def test_the_use_case_page_links_the_sessions_for_management_roles_only(grading_
         assert link in browser(user).get(page).content.decode()
     for user in (grading_world.graders[0], grading_world.model_owner):
         assert link not in browser(user).get(page).content.decode()
+
+
+def test_the_strata_list_runs_in_run_order_not_text_order():
+    """run 99 before run 100 (a text sort puts "run:100" first), the baseline first."""
+    from types import SimpleNamespace
+
+    from grading.models import SampleDesign
+    from grading.selectors.sessions import _strata
+
+    class Rows(list):
+        def values(self, *_):
+            return self
+
+        def annotate(self, **_):
+            return self
+
+        def order_by(self, *_):
+            return Rows(sorted(self, key=lambda row: row["stratum"]))
+
+    rows = Rows(
+        {"stratum": key, "n": 4, "pi_min": 0.5, "pi_max": 0.5}
+        for key in ("run:100", "run:99", "baseline")
+    )
+    session = SimpleNamespace(design=SampleDesign.STRATIFIED, artefacts=rows)
+    labels = {"baseline": "human baseline artefacts", "run:99": "run 99", "run:100": "run 100"}
+    strata = _strata(session, labels)  # type: ignore[arg-type]
+    assert [s.stratum for s in strata] == ["baseline", "run:99", "run:100"]
+    assert [s.population for s in strata] == [8, 8, 8]
