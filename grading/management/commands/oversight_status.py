@@ -19,13 +19,14 @@ from charters.management.cli import (
     add_actor,
     add_format,
     refusal,
+    refusals,
     table,
     use_case_as,
     user_named,
     write_json,
 )
-from charters.models import UseCase
-from charters.permissions import use_case_for
+from charters.models import Role, UseCase
+from charters.permissions import require_role, use_case_for
 from grading.api.oversight import READ_ROLES, ResultsOutput
 from grading.models import OversightStudy, SessionStatus
 from grading.selectors.oversight import (
@@ -42,6 +43,15 @@ def study_named(use_case: UseCase, public_id: str) -> OversightStudy:
         return oversight_study_get(use_case=use_case, public_id=public_id)
     except Http404:
         raise refusal(f"--study: no oversight study {public_id!r} in {use_case.key}") from None
+
+
+def owner_use_case(actor: Any, key: str) -> UseCase:
+    """Return the use case ``key`` if ``actor`` may change its studies, as the API checks:
+    a reader of the studies (charter owner or reviewer) who holds the charter owner role."""
+    use_case: UseCase = use_case_as(actor, key, use_case_for, roles=READ_ROLES)
+    with refusals():
+        require_role(actor, use_case, [Role.CHARTER_OWNER])
+    return use_case
 
 
 def rate(value: Proportion) -> str:

@@ -15,14 +15,11 @@ from charters.management.cli import (
     add_actor,
     add_format,
     refusals,
-    use_case_as,
     user_named,
     write_json,
 )
-from charters.models import Role
-from charters.permissions import require_role, use_case_for
-from grading.api.oversight import READ_ROLES, StudyOutput
-from grading.management.commands.oversight_status import study_named
+from grading.api.oversight import StudyOutput
+from grading.management.commands.oversight_status import owner_use_case, study_named
 from grading.selectors.oversight import oversight_study_list
 from grading.services.oversight import oversight_study_close
 
@@ -38,10 +35,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=READ_ROLES)
+        use_case = owner_use_case(actor, options["use_case"])
         study = study_named(use_case, options["study"])
         with refusals({"status": "--study"}):
-            require_role(actor, use_case, [Role.CHARTER_OWNER])
             oversight_study_close(actor=actor, study=study)
         closed = oversight_study_list(use_case=use_case).get(pk=study.pk)
         if options["format"] == "json":

@@ -18,14 +18,12 @@ from charters.management.cli import (
     add_actor,
     add_format,
     refusals,
-    use_case_as,
     user_named,
     write_json,
 )
-from charters.models import Role
-from charters.permissions import require_role, use_case_for
-from grading.api.oversight import READ_ROLES, StudyOutput
+from grading.api.oversight import StudyOutput
 from grading.api.sessions import session_runs, session_users
+from grading.management.commands.oversight_status import owner_use_case
 from grading.models import DefectKind
 from grading.selectors.oversight import oversight_study_list
 from grading.services.oversight import oversight_study_create
@@ -82,9 +80,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=READ_ROLES)
+        use_case = owner_use_case(actor, options["use_case"])
         with refusals(OPTIONS):
-            require_role(actor, use_case, [Role.CHARTER_OWNER])
             study = oversight_study_create(
                 actor=actor,
                 use_case=use_case,
