@@ -7,12 +7,13 @@ PIP := $(VENV)/bin/pip
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 # Debian packages WeasyPrint needs (RECIPES.md), poppler-utils to look at PDFs, and Chromium
-# for the browser tests (Playwright drives /usr/bin/chromium; it never downloads a browser).
-APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils chromium iso-codes
+# for the browser tests (Playwright drives /usr/bin/chromium; it never downloads a browser);
+# libboost-dev and g++ build confseq, the reference the sequential tests compare against.
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core poppler-utils chromium iso-codes libboost-dev g++
 POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/enterpriseval
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup system-packages venv migrate demo serve worker test static test-sqlite test-postgres test-validity test-slow bench bench-import bench-scorecard bench-pages bench-decisions bench-load docs-previews docs-screenshots lint format
+.PHONY: setup system-packages venv reference-venv migrate demo serve worker test static test-sqlite test-postgres test-validity test-slow bench bench-import bench-scorecard bench-pages bench-decisions bench-load docs-previews docs-screenshots lint format
 
 setup: system-packages venv migrate
 
@@ -30,6 +31,18 @@ $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip setuptools wheel
 	$(PIP) install -q -e '.[test]'
+	@touch $@
+
+# confseq (Waudby-Smith and Ramdas's code), the independent implementation the betting
+# confidence sequences are compared with, in its own environment: it needs numpy < 2 and builds
+# its C++ core without build isolation (docs/statistics.md, "Grade until decided").
+reference-venv: .venv-confseq/.installed
+
+.venv-confseq/.installed: tests/reference/requirements-confseq.txt
+	@test -x .venv-confseq/bin/python || $(PYTHON) -m venv .venv-confseq
+	.venv-confseq/bin/pip install -q --upgrade pip setuptools wheel
+	.venv-confseq/bin/pip install -q -r tests/reference/requirements-confseq.txt
+	.venv-confseq/bin/pip install -q --no-build-isolation --no-deps confseq==0.0.11
 	@touch $@
 
 migrate: venv
@@ -57,19 +70,20 @@ test: static test-sqlite test-postgres test-validity
 
 static: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-test-sqlite: venv
+test-sqlite: venv reference-venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow and not validity"
 
-test-postgres: venv
+test-postgres: venv reference-venv
 	DATABASE_URL=$(POSTGRES_URL) $(PY) -m pytest -n $(PYTEST_WORKERS) -m "not slow and not validity"
 
 test-validity: venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -m validity
 
-test-slow: venv
+test-slow: venv reference-venv
 	$(PY) -m pytest -m "slow or validity"
 
 bench: venv .venv-inspect/.installed

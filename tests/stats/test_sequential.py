@@ -6,7 +6,11 @@ a plain-Python re-implementation of the capital processes from the documented fo
 (loops, no code shared with the product).
 """
 
+import json
 import math
+import os
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -256,11 +260,15 @@ def predictable_plug_in_bets(x, alpha):
     return np.array(bets)
 
 
-def engine_log_capital(m, side):
-    """Our capital for uniform draws and a judge scoring 0: the WoR betting martingale."""
+def engine_log_capital(m, side, y=CONFSEQ_Y, n_total=CONFSEQ_N, with_live=False):
+    """Our capital for uniform draws and a judge scoring 0: the WoR betting martingale.
+
+    With ``with_live``, also whether the cell was still bet on at each draw: once either side
+    excludes it the cell has fallen for good (running intersection) and its capital stops.
+    """
     lo, hi = (m - 0.01, m) if side == "plus" else (m, m + 0.01)
     engine = BettingCells(
-        n_total=CONFSEQ_N,
+        n_total=n_total,
         replications=1,
         cell_lo=np.array([lo]),
         cell_hi=np.array([hi]),
@@ -272,17 +280,18 @@ def engine_log_capital(m, side):
         bets="plug-in",
     )
     zeros = np.zeros(1)
-    out = []
-    for t, y in enumerate(CONFSEQ_Y):
+    out, live = [], []
+    for t, value in enumerate(y):
+        live.append(engine.window[1] > engine.window[0])
         engine.step(
-            q=np.array([1.0 / (CONFSEQ_N - t)]),
-            y_num=np.array([y]),
+            q=np.array([1.0 / (n_total - t)]),
+            y_num=np.array([value]),
             f_num=zeros,
             f_num_max=zeros,
             f_num_min=zeros,
         )
         out.append(engine.log_k_plus[0, 0, 1] if side == "plus" else engine.log_k_minus[0, 0, 0])
-    return np.array(out)
+    return (np.array(out), np.array(live)) if with_live else np.array(out)
 
 
 @pytest.mark.parametrize(("m", "side"), sorted(CONFSEQ_LOG_CAPITAL))
@@ -290,22 +299,76 @@ def test_the_capital_matches_confseq_printed_values(m, side):
     assert engine_log_capital(m, side) == pytest.approx(CONFSEQ_LOG_CAPITAL[(m, side)], abs=1e-9)
 
 
-@pytest.mark.parametrize(("m", "side"), sorted(CONFSEQ_LOG_CAPITAL))
-def test_the_capital_matches_confseq_live(m, side):
-    betting = pytest.importorskip("confseq.betting")
-    y = np.array(CONFSEQ_Y)
-    bets = predictable_plug_in_bets(CONFSEQ_Y, 0.025)
-    capital = betting.betting_mart(
-        y,
-        m,
-        alpha=0.025,
-        lambdas_fn_positive=lambda x, mm: bets,
-        lambdas_fn_negative=lambda x, mm: bets,
-        N=CONFSEQ_N,
-        theta=1.0 if side == "plus" else 0.0,
-        trunc_scale=0.75,
+# The live comparison: confseq runs in its own environment (``make reference-venv``; it needs
+# numpy < 2 and a C++ build), called as a subprocess on the same inputs. Under CI a missing
+# environment is a failure, not a skip, so the comparison cannot silently stop running.
+CONFSEQ_PYTHON = Path(__file__).resolve().parents[2] / ".venv-confseq" / "bin" / "python"
+CONFSEQ_SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "confseq_capital.py"
+
+
+def live_confseq_cases():
+    """The printed cases, and seeded populations of 40 and 200 graded to 30 and 120 draws."""
+    cases = [(m, side, CONFSEQ_Y, CONFSEQ_N) for m, side in sorted(CONFSEQ_LOG_CAPITAL)]
+    rng = np.random.default_rng(20261206)
+    for n_total, draws, truth in ((40, 30, 0.8), (200, 120, 0.6)):
+        population = (rng.random(n_total) < truth).astype(float)
+        population[rng.random(n_total) < 0.1] = 0.5  # a few partial credits
+        y = [float(v) for v in rng.permutation(population)[:draws]]
+        for m in (truth - 0.2, truth, truth + 0.15):
+            for side in ("plus", "minus"):
+                cases.append((round(m, 2), side, y, n_total))
+    return cases
+
+
+LIVE_CASES = live_confseq_cases()
+
+
+@pytest.fixture(scope="module")
+def confseq_log_capital():
+    if not CONFSEQ_PYTHON.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CONFSEQ_PYTHON} is missing: run `make reference-venv`")
+        pytest.skip("the confseq environment is not built (make reference-venv)")
+    payload = [
+        {
+            "y": y,
+            "m": m,
+            "bets": predictable_plug_in_bets(y, 0.025).tolist(),
+            "n_total": n_total,
+            "theta": 1.0 if side == "plus" else 0.0,
+            "alpha": 0.025,
+            "trunc_scale": 0.75,
+        }
+        for m, side, y, n_total in LIVE_CASES
+    ]
+    done = subprocess.run(
+        [str(CONFSEQ_PYTHON), str(CONFSEQ_SCRIPT)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
     )
-    assert engine_log_capital(m, side) == pytest.approx(np.log(capital), abs=1e-9)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("index", range(len(LIVE_CASES)))
+def test_the_capital_matches_confseq_live(index, confseq_log_capital):
+    m, side, y, n_total = LIVE_CASES[index]
+    expected = np.array(confseq_log_capital[index])
+    ours, live = engine_log_capital(m, side, y, n_total, with_live=True)
+    assert len(expected) == len(ours) == len(y)
+    # confseq's capital is infinite once m is impossible: the remaining outputs' mean it
+    # implies, (N·m − Σ_{i<t} y_i)/(N − t + 1), is outside [0, 1]. That is exactly m outside
+    # the sure bounds, which the product intersects with separately.
+    graded_before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
+    left = n_total - np.arange(len(y))
+    possible = (graded_before / n_total <= m) & (m <= (graded_before + left) / n_total)
+    assert np.array_equal(np.isfinite(expected), possible)
+    # A cell stops being bet on once either side has excluded it; confseq's martingale goes on.
+    compared = live & possible
+    assert compared.sum() >= 9
+    assert ours[compared] == pytest.approx(expected[compared], abs=1e-9)
 
 
 # --------------------------------------------------------------------------------------
