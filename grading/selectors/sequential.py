@@ -98,6 +98,7 @@ class DrawState:
     q: float
     remaining: int
     final: bool
+    tau: float | None = None  # τ_t of q_t; None on draws recorded before τ_t was
 
 
 def draw_states(*, session: GradingSession, known_final: int = 0) -> list[DrawState]:
@@ -129,6 +130,7 @@ def draw_states(*, session: GradingSession, known_final: int = 0) -> list[DrawSt
             remaining=draw.remaining,
             final=draw.index <= known_final
             or (complete[draw.artefact_id] and draw.artefact_id not in pending),
+            tau=draw.tau,
         )
         for draw in draws
     ]
