@@ -10,6 +10,7 @@ the core's scale here (not through ``metrics.sequential``).
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 
 import numpy as np
@@ -144,7 +145,23 @@ def asked_share(entry, units, metric_id, order, q, taus, k: int) -> float:
     return float(asked[0])
 
 
-def test_each_stored_tau_is_recomputed_from_the_betting_cells_step_by_step(world):
+def recorded_evaluations(monkeypatch) -> list[dict]:
+    """Keep every evaluation of the sequences the stopping rule records (a copy of each)."""
+    import metrics.sequential
+
+    seen: list[dict] = []
+    record = metrics.sequential.session_sequence_record
+
+    def keep(*, session, sequence):
+        seen.append(json.loads(json.dumps(sequence)))
+        return record(session=session, sequence=sequence)
+
+    monkeypatch.setattr(metrics.sequential, "session_sequence_record", keep)
+    return seen
+
+
+def test_each_stored_tau_is_recomputed_from_the_betting_cells_step_by_step(world, monkeypatch):
+    evaluations = recorded_evaluations(monkeypatch)
     session = graded(world, tau_rule=TauRule.ADAPTIVE)
     draws = list(SequentialDraw.objects.filter(session=session).select_related("artefact"))
     used = session.stop["grades_used"]
@@ -180,6 +197,41 @@ def test_each_stored_tau_is_recomputed_from_the_betting_cells_step_by_step(world
     # The replay means something: τ_t left the floor, on grades already in.
     assert max(taus) > FLOOR and any(d.tau_grades for d in draws)
     assert session.stop["taus"] == taus[:used]
+    # Each metric's share, evaluation by evaluation (most ask less than 1: the maximum over
+    # the metrics hides them in τ_t).
+    checked = []
+    for evaluation in evaluations:
+        k = evaluation["grades_used"]
+        shares = {m: e["tau_asked"] for m, e in evaluation["metrics"].items() if "tau_asked" in e}
+        for metric_id, share in shares.items():
+            entry = evaluation["metrics"][metric_id]
+            units = evidence[metric_id].units
+            again = asked_share(entry, units, metric_id, order, q, taus, k)
+            assert share == pytest.approx(again, abs=1e-12), (k, metric_id)
+            checked.append(share)
+        if k:
+            assert evaluation["tau_next"] == max(shares.values(), default=FLOOR)
+    assert len(checked) > 20 and min(checked) < 1.0 and len(set(checked)) > 10
+
+
+def test_tau_never_falls_below_the_last_draws_when_the_metrics_ask_for_less(world, monkeypatch):
+    """τ_t ≥ τ_{t−1}: the rule the simulation validated (once a bet was held back by its
+    cap the session stays that uniform)."""
+    import metrics.sequential
+
+    record = metrics.sequential.session_sequence_record
+    asks = iter([0.9])
+
+    def ask_less_later(*, session, sequence):
+        asked = next(asks, 0.6) if sequence["grades_used"] else None
+        return record(session=session, sequence=sequence | {"tau_next": asked})
+
+    monkeypatch.setattr(metrics.sequential, "session_sequence_record", ask_less_later)
+    session = graded(world, tau_rule=TauRule.ADAPTIVE)
+    taus = [d.tau for d in session.draws.order_by("index")]
+    first = next(i for i, tau in enumerate(taus) if tau != FLOOR)
+    assert taus[:first] == [FLOOR] * first and len(taus) > first + 2
+    assert taus[first:] == [0.9] * (len(taus) - first)
 
 
 def test_every_draw_is_at_least_its_own_uniform_share_and_tau_never_falls(world):
