@@ -847,7 +847,8 @@ def next_tau(floor: float, previous: float | None, asked: Iterable[float]) -> fl
     Returns
     -------
     float
-        τ_t = min(1, max(floor, τ_{t−1}, max asked)).
+        τ_t = max(floor, τ_{t−1}, max asked), in [floor, 1] (every share is checked to lie
+        in (0, 1]).
 
     Notes
     -----
@@ -863,7 +864,7 @@ def next_tau(floor: float, previous: float | None, asked: Iterable[float]) -> fl
         shares.append(_check_tau(previous))
     for value in asked:
         shares.append(_check_tau(value))
-    return float(min(1.0, max(shares)))
+    return float(max(shares))
 
 
 def _running_intersection(lower: FloatArray, upper: FloatArray) -> tuple[FloatArray, FloatArray]:
