@@ -572,7 +572,7 @@ def adaptive_draws(rng, f, s, steps, floor):
 
 
 def test_a_mean_sequence_asks_the_share_its_capital_suggests_for_the_next_draw():
-    rng = np.random.default_rng(31)
+    rng = np.random.default_rng(2)
     n_total, steps = 50, 20
     latent = rng.beta(0.6, 0.15, size=n_total)
     y = (rng.random(n_total) < latent).astype(float)
@@ -603,7 +603,7 @@ def test_a_mean_sequence_asks_the_share_its_capital_suggests_for_the_next_draw()
         f, order, q_drawn, y[order], tau=taus, tau_floor=0.3, tau_at=thresholds
     )
     assert at_thresholds.tau_next == pytest.approx(float(expected[0]), abs=1e-12)
-    assert 0.3 < at_thresholds.tau_next <= 1.0  # the caps bind: more than the floor
+    assert 0.3 < at_thresholds.tau_next < 1.0  # a bet near its cap: neither floor nor uniform
     in_percent = mean_sequence(
         f * 100, order, q_drawn, y[order] * 100, scale=100.0, tau=taus, tau_floor=0.3,
         tau_at=[75.37, 85.12],
@@ -620,7 +620,7 @@ def test_a_mean_sequence_asks_the_share_its_capital_suggests_for_the_next_draw()
     )
     assert past_the_grid.tau_next == pytest.approx(float(expected[0]), abs=1e-12)
     everywhere = mean_sequence(f, order, q_drawn, y[order], tau=taus, tau_floor=0.3)
-    assert everywhere.tau_next >= at_thresholds.tau_next  # more cells can only ask more
+    assert everywhere.tau_next > at_thresholds.tau_next  # more cells can only ask more
     # Asking changes nothing else; without a floor nothing is asked.
     plain = mean_sequence(f, order, q_drawn, y[order], tau=taus)
     assert plain.tau_next is None
@@ -636,17 +636,17 @@ def test_a_mean_sequence_asks_the_share_its_capital_suggests_for_the_next_draw()
 
 def test_a_ratio_sequence_asks_the_share_its_capital_suggests_for_the_next_draw():
     rng = np.random.default_rng(32)
-    n_total, steps = 40, 18
-    den = rng.integers(0, 4, size=n_total).astype(float)
-    num = np.array([rng.binomial(int(d), 0.8) for d in den], dtype=float)
-    f_den = np.clip(den + rng.normal(0, 0.3, n_total), 0, 4) / 4
-    f_num = np.clip(num + rng.normal(0, 0.3, n_total), 0, 4) / 4
+    n_total, steps = 100, 40
+    den = (rng.random(n_total) < 0.7).astype(float)  # items an output holds (0 or 1)
+    num = (rng.random(n_total) < 0.9).astype(float) * den
+    f_den = np.clip(0.9 * den + 0.05 + rng.normal(0, 0.02, n_total), 0, 1)
+    f_num = np.clip(0.9 * num + 0.05 + rng.normal(0, 0.02, n_total), 0, 1)
     order, q_drawn, taus = adaptive_draws(
-        rng, f_den, np.sqrt(f_den * (1 - f_den)), steps, floor=0.4
+        rng, f_den, np.sqrt(f_den * (1 - f_den)), steps, floor=0.2
     )
     path = ratio_sequence(
-        f_num * 4, f_den * 4, order, q_drawn, num[order], den[order], scale=4.0, tau=taus,
-        tau_floor=0.4, tau_at=[0.7049, 0.8],
+        f_num * 2, f_den * 2, order, q_drawn, num[order] * 2, den[order] * 2, scale=2.0,
+        tau=taus, tau_floor=0.2, tau_at=[0.8905],
     )  # fmt: skip
     engine = full_grid_engine(f_num, f_den)
     for t, i in enumerate(order):
@@ -654,11 +654,11 @@ def test_a_ratio_sequence_asks_the_share_its_capital_suggests_for_the_next_draw(
         rest[order[:t]] = False
         engine.step(
             q=np.array([q_drawn[t]]),
-            y_num=np.array([num[i] / 4]),
+            y_num=num[i : i + 1],
             f_num=f_num[i : i + 1],
             f_num_max=f_num[rest].max(keepdims=True),
             f_num_min=f_num[rest].min(keepdims=True),
-            y_den=np.array([den[i] / 4]),
+            y_den=den[i : i + 1],
             f_den=f_den[i : i + 1],
             f_den_max=f_den[rest].max(keepdims=True),
             f_den_min=f_den[rest].min(keepdims=True),
@@ -667,15 +667,19 @@ def test_a_ratio_sequence_asks_the_share_its_capital_suggests_for_the_next_draw(
     left = np.ones(n_total, dtype=bool)
     left[order] = False
     expected = engine.suggest_tau(
-        0.4,
+        0.2,
         f_num_max=f_num[left].max(keepdims=True),
         f_num_min=f_num[left].min(keepdims=True),
         f_den_max=f_den[left].max(keepdims=True),
         f_den_min=f_den[left].min(keepdims=True),
-        cells=np.array([704, 800]),  # a value on a grid point starts its cell
+        cells=np.array([890]),  # [0.890, 0.891): a candidate ratio, whatever the scale
     )
     assert path.tau_next == pytest.approx(float(expected[0]), abs=1e-12)
-    assert 0.4 < path.tau_next <= 1.0
+    assert 0.2 < path.tau_next < 1.0  # a bet near its cap, neither the floor nor uniform
+    everywhere = ratio_sequence(
+        f_num, f_den, order, q_drawn, num[order], den[order], tau=taus, tau_floor=0.2
+    )
+    assert everywhere.tau_next > path.tau_next
 
 
 @pytest.mark.parametrize(
