@@ -230,9 +230,15 @@ def decision_record(
         "stress": dict(stress) if stress is not None else None,
     }
     if session is not None and session.is_sequential:
-        # SPEC §5.5: the mode, the stopping time, the grades used and each metric's sequence
-        # at the stop enter the hashed record.
-        record["grading"] = {**session.stop, "session": session.public_id, "tau": session.tau}
+        # SPEC §5.5: the mode, the stopping time, the grades used, each metric's sequence at
+        # the stop and the uniform share (the rule, and τ_t of each draw used) enter the
+        # hashed record.
+        record["grading"] = {
+            **session.stop,
+            "session": session.public_id,
+            "tau": session.tau,
+            "tau_rule": session.tau_rule,
+        }
     if classification is not None:
         record["classification"] = dict(classification)
     if success is not None:

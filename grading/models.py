@@ -46,6 +46,13 @@ class SessionMode(models.TextChoices):
     SEQUENTIAL = "sequential", "Sequential (grade until decided, SPEC §5.5)"
 
 
+class TauRule(models.TextChoices):
+    """How a sequential session sets the uniform share τ_t of each draw (SPEC §5.5; issue 19)."""
+
+    FIXED = "fixed", "Fixed τ"
+    ADAPTIVE = "adaptive", "Adaptive, τ as floor"
+
+
 class StopReason(models.TextChoices):
     DECIDED = "decided", "Every gated metric settled"
     REJECT = "reject", "A gated metric settled Reject"
@@ -83,7 +90,15 @@ class GradingSession(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
     # Sequential sessions (SPEC §5.5): outputs are drawn one at a time as grading proceeds.
     mode = models.CharField(max_length=10, choices=SessionMode.choices, default=SessionMode.FIXED)
-    tau = models.FloatField(null=True, blank=True, help_text="Uniform share τ of q_t.")
+    tau = models.FloatField(
+        null=True, blank=True, help_text="Uniform share τ of q_t (the floor, when adaptive)."
+    )
+    tau_rule = models.CharField(
+        max_length=8,
+        choices=TauRule.choices,
+        default=TauRule.FIXED,
+        help_text="Fixed: every draw uses τ; adaptive: τ_t ≥ τ chosen before each draw.",
+    )
     budget = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most outputs drawn (the grading budget)."
     )
@@ -217,7 +232,9 @@ class SequentialDraw(models.Model):
 
     Append-only: the database refuses every UPDATE and DELETE (``grading.0003``). ``q`` is
     the probability the drawn output had at draw time, computed from what was known then;
-    ``remaining`` is |U_t| and ``undecided`` the gated metrics s_i summed over.
+    ``remaining`` is |U_t| and ``undecided`` the gated metrics s_i summed over. ``tau`` is
+    the uniform share τ_t of q_t (null on draws recorded before it was: the session's τ);
+    with an adaptive share, ``tau_grades`` is the final prefix τ_t was computed from.
     """
 
     session = models.ForeignKey(GradingSession, on_delete=models.PROTECT, related_name="draws")
@@ -226,6 +243,8 @@ class SequentialDraw(models.Model):
     q = models.FloatField()
     remaining = models.PositiveIntegerField()
     undecided = models.JSONField(default=list)
+    tau = models.FloatField(null=True, blank=True)
+    tau_grades = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -233,6 +252,10 @@ class SequentialDraw(models.Model):
             models.UniqueConstraint(fields=["session", "index"], name="draw_unique_index"),
             models.CheckConstraint(
                 condition=Q(q__gt=0) & Q(q__lte=1), name="draw_probability_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(tau__isnull=True) | (Q(tau__gt=0) & Q(tau__lte=1)),
+                name="draw_tau_range",
             ),
         ]
         ordering = ["session", "index"]

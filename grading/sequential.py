@@ -14,6 +14,11 @@ the units it holds), divided by the square of the metric's mean units per output
 metric's uncertainty is on the scale of its per-output share. Validity does not rest on any of
 this (only on q_t > 0 being recorded and known at draw time); efficiency does.
 
+With the adaptive uniform share (``TauRule.ADAPTIVE``, issue 19) τ is a floor and draw t uses
+τ_t = :func:`next_tau` (τ, τ_{t−1}, the share the undecided metrics' sequences ask for after
+the final prefix known at draw time, ``SequencePath.tau_next``); τ_t is recorded with the
+draw and the sequences replay each draw with its own τ_t.
+
 References
 ----------
 T. Zrnic and E. J. Candès, "Active statistical inference", ICML 2024 (arXiv:2403.03208):
@@ -37,6 +42,7 @@ from enterpriseval.stats.sequential import (
     draw_probabilities,
     expected_more,
     mean_sequence,
+    next_tau,
     ratio_sequence,
     settle,
 )
@@ -51,6 +57,7 @@ __all__ = [
     "mean_sequence",
     "metric_uncertainty",
     "next_draw",
+    "next_tau",
     "ratio_sequence",
     "settle",
 ]

@@ -29,7 +29,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from charters.catalogue import catalogue_metric
 from charters.models import Charter
-from grading.models import GradingSession, SessionStatus, StopReason
+from grading.models import GradingSession, SessionStatus, StopReason, TauRule
 from grading.selectors.sequential import DrawState, draw_states, final_prefix, sequential_metrics
 from grading.sequential import (
     SequencePath,
@@ -38,7 +38,7 @@ from grading.sequential import (
     ratio_sequence,
     settle,
 )
-from grading.services.sequential import session_sequence_record, session_stop
+from grading.services.sequential import DEFAULT_TAU, session_sequence_record, session_stop
 from metrics.estimate import MetricEstimate
 from metrics.evidence import unit_metrics_evidence
 from metrics.unit_estimators import OutputUnits, unit_metric
@@ -68,13 +68,19 @@ def _path(
     *,
     alpha_lower: float,
     alpha_upper: float,
-    tau: float,
+    tau: np.ndarray,
+    tau_floor: float | None,
+    thresholds: tuple[float, float],
 ) -> tuple[SequencePath, float]:
     """Return the metric's sequence on the core's scale and the factor to the metric's share.
 
     Without judge scores for the metric the judge's value is taken as 0: the increments are
     then plain Horvitz–Thompson ones, as valid (only the draw is random), less efficient.
+    ``tau`` holds each draw's τ_t. With ``tau_floor`` (an adaptive share) the path carries
+    the share the next draw asks for, over the cells of the ``thresholds`` (as shares of 1,
+    taken to the core's scale here).
     """
+    shares = np.asarray(thresholds, dtype=np.float64)
     spec = unit_metric(metric_id)
     size = units.output_id.size
     f_num = np.zeros(size) if units.f_num is None else np.asarray(units.f_num, dtype=np.float64)
@@ -96,6 +102,8 @@ def _path(
             alpha_upper=alpha_upper,
             scale=max(largest, 1.0),
             tau=tau,
+            tau_floor=tau_floor,
+            tau_at=shares,
         )
         return path, 1.0
     d = np.asarray(units.d, dtype=np.float64)
@@ -107,12 +115,21 @@ def _path(
         share_f = np.divide(f_num, d, out=np.zeros_like(d), where=has)
         share_y = np.divide(h_num, d[order], out=np.zeros(order.size), where=has[order])
         path = mean_sequence(
-            share_f, order, q, share_y, alpha_lower=alpha_lower, alpha_upper=alpha_upper, tau=tau
+            share_f,
+            order,
+            q,
+            share_y,
+            alpha_lower=alpha_lower,
+            alpha_upper=alpha_upper,
+            tau=tau,
+            tau_floor=tau_floor,
+            tau_at=shares / lift,
         )
         return path, lift
     # SPEC §5.2: Σ num_i / Σ d_i = mean(num_i / max d) · max d / d̄, d known for every output
     # (the core's advice for a known denominator).
     largest = float(d.max())
+    factor = largest / float(d.mean())
     path = mean_sequence(
         f_num / largest,
         order,
@@ -121,8 +138,10 @@ def _path(
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
         tau=tau,
+        tau_floor=tau_floor,
+        tau_at=shares / factor,
     )
-    return path, largest / float(d.mean())
+    return path, factor
 
 
 def _scaled(path: SequencePath, factor: float, percent: float) -> SequencePath:
@@ -138,6 +157,7 @@ def _scaled(path: SequencePath, factor: float, percent: float) -> SequencePath:
         n_total=path.n_total,
         alpha_lower=path.alpha_lower,
         alpha_upper=path.alpha_upper,
+        tau_next=path.tau_next,
     )
 
 
@@ -156,6 +176,10 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
     used = final_prefix(states)
     alpha = 1.0 - charter.confidence
     count = max(len(metrics), 1)
+    floor = DEFAULT_TAU if session.tau is None else float(session.tau)
+    adaptive = session.tau_rule == TauRule.ADAPTIVE
+    # Each draw's own τ_t (draws recorded before τ_t was are the session's fixed τ).
+    taus = [floor if s.tau is None else float(s.tau) for s in states[:used]]
     payload: dict[str, Any] = {
         "mode": "sequential",
         "grades_used": used,
@@ -163,10 +187,13 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
         "budget": session.budget,
         "population": session.population_size,
         "alpha": alpha,
+        "tau_rule": session.tau_rule,
+        "taus": taus,
         "metrics": {},
         "settled": {},
         "statuses": {},
     }
+    asked: list[float] = []
     reasons: list[StopReason] = []
     evidence = (
         unit_metrics_evidence(metric_ids=metrics, run=run, session=session, judge=session.judge)
@@ -200,6 +227,7 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
         position = {int(pk): i for i, pk in enumerate(units.output_id)}
         order = np.array([position[s.output_id] for s in states[:used]], dtype=np.intp)
         q = np.array([s.q for s in states[:used]], dtype=np.float64)
+        percent = PERCENT if catalogue_metric(metric_id).scale == "percent" else 1.0
         raw, factor = _path(
             units,
             metric_id,
@@ -207,9 +235,10 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
             q,
             alpha_lower=alpha_lower,
             alpha_upper=alpha_upper,
-            tau=float(session.tau or 0.5),
+            tau=np.array(taus, dtype=np.float64),
+            tau_floor=floor if adaptive else None,
+            thresholds=(metric.theta_out / percent, metric.theta_in / percent),
         )
-        percent = PERCENT if catalogue_metric(metric_id).scale == "percent" else 1.0
         path = _scaled(raw, factor, percent)
         lower, upper, estimate = path.lower, path.upper, path.estimate
         status = settle(
@@ -225,6 +254,9 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
             upper=[round(float(v), 6) for v in upper],
             status=status,
         )
+        if status is None and raw.tau_next is not None:
+            entry["tau_asked"] = raw.tau_next
+            asked.append(raw.tau_next)
         if status is None:
             entry["expected_more"] = int(
                 expected_more(
@@ -238,6 +270,10 @@ def sequential_state(*, session: GradingSession, closing: bool = False) -> Seque
         else:
             payload["settled"][metric_id] = status
             payload["statuses"][metric_id] = STATUS_WORDS[status]
+    if adaptive and used:
+        # The share the next draw asks for: the largest over the metrics still undecided
+        # (the floor when none is betting), from the final prefix only (predictable).
+        payload["tau_next"] = max(asked, default=floor)
     settled = payload["settled"]
     if "reject" in settled.values():
         reasons.append(StopReason.REJECT)
@@ -305,9 +341,13 @@ def sequential_estimates(
                 reason="the sequential session stopped before any draw had a final value",
             )
             continue
+        share = f"τ = {session.tau}"
+        if session.tau_rule == TauRule.ADAPTIVE:
+            taus = stop.get("taus") or [session.tau]
+            share = f"adaptive τ_t from the floor {session.tau} to {taus[-1]:.3g}"
         note = (
             f"sequential session: {used} graded output(s) drawn by the judge's uncertainty "
-            f"(τ = {session.tau}); stopped: {StopReason(stop['reason']).label}"
+            f"({share}); stopped: {StopReason(stop['reason']).label}"
         )
         if entry.get("status") is None and entry.get("expected_more") is not None:
             note += f"; undecided at budget: grade about {entry['expected_more']} more outputs"

@@ -34,6 +34,7 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -522,6 +523,9 @@ class SequencePath:
     n_total: int
     alpha_lower: float
     alpha_upper: float
+    #: The uniform share the next draw asks for (:meth:`BettingCells.suggest_tau`), when the
+    #: sequence was asked for it (``tau_floor``); ``None`` otherwise.
+    tau_next: float | None = None
 
 
 def mean_sequence(
@@ -535,6 +539,8 @@ def mean_sequence(
     scale: float = 1.0,
     tau: float | ArrayLike = DEFAULT_TAU,
     bets: BetRule = DEFAULT_BETS,
+    tau_floor: float | None = None,
+    tau_at: ArrayLike | None = None,
 ) -> SequencePath:
     """Return the confidence sequence of a population mean graded until decided.
 
@@ -560,11 +566,20 @@ def mean_sequence(
     bets : {"agrapa", "plug-in"}, optional
         The bet rule (:class:`BettingCells`): adaptive Kelly-style bets (default) or
         WSR24's predictable plug-in bets. Both are valid; the adaptive ones settle sooner.
+    tau_floor : float, optional
+        For a session that chooses τ_t draw by draw: the floor τ in (0, 1]. The path then
+        carries ``tau_next``, the share the draw after the last one asks for
+        (:meth:`BettingCells.suggest_tau` on the capital after the T draws, with the judge's
+        extremes over the outputs not in ``order``). Default: not asked.
+    tau_at : array_like of float, optional
+        With ``tau_floor``: the values on [0, scale] whose cells the share is asked for (the
+        thresholds a decision reads). Default: every cell.
 
     Returns
     -------
     SequencePath
-        The estimate and bounds after each draw, on [0, scale].
+        The estimate and bounds after each draw, on [0, scale], and ``tau_next`` when
+        ``tau_floor`` is given.
 
     Raises
     ------
@@ -633,6 +648,10 @@ def mean_sequence(
         estimate[k] = engine.z_sum[0, 0] / (k + 1)
     lower, upper = _running_intersection(lower, upper)
     estimate = np.clip(estimate, lower, upper)
+    asked = None
+    if tau_floor is not None:
+        at = None if tau_at is None else as_float_vector(tau_at, "tau_at") / scale
+        asked = _share_asked(engine, grid, tau_floor, at, drawn, judge)
     return SequencePath(
         estimate=estimate * scale,
         lower=lower * scale,
@@ -640,6 +659,7 @@ def mean_sequence(
         n_total=big_n,
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
+        tau_next=asked,
     )
 
 
@@ -657,6 +677,8 @@ def ratio_sequence(
     scale: float = 1.0,
     tau: float | ArrayLike = DEFAULT_TAU,
     bets: BetRule = DEFAULT_BETS,
+    tau_floor: float | None = None,
+    tau_at: ArrayLike | None = None,
 ) -> SequencePath:
     """Return the confidence sequence of Σ y_num / Σ y_den over the N outputs.
 
@@ -686,6 +708,8 @@ def ratio_sequence(
         The uniform floor the draws used, as :func:`mean_sequence`. Default 0.5.
     bets : {"agrapa", "plug-in"}, optional
         The bet rule, as :func:`mean_sequence`.
+    tau_floor, tau_at : optional
+        As :func:`mean_sequence`; ``tau_at`` holds candidate ratios (grid values).
 
     Returns
     -------
@@ -755,6 +779,10 @@ def ratio_sequence(
         estimate[k] = engine.z_sum[0, 0] / den_total if den_total > 0 else np.nan
     lower, upper = _running_intersection(lower, upper)
     estimate = np.where(np.isnan(estimate), 0.5 * (lower + upper), estimate)
+    asked = None
+    if tau_floor is not None:
+        at = None if tau_at is None else as_float_vector(tau_at, "tau_at")
+        asked = _share_asked(engine, points, tau_floor, at, drawn, judge_num, judge_den)
     return SequencePath(
         estimate=np.clip(estimate, lower, upper),
         lower=lower,
@@ -762,7 +790,81 @@ def ratio_sequence(
         n_total=big_n,
         alpha_lower=alpha_lower,
         alpha_upper=alpha_upper,
+        tau_next=asked,
     )
+
+
+def _share_asked(
+    engine: BettingCells,
+    points: FloatArray,
+    floor: float,
+    at: FloatArray | None,
+    drawn: IntArray,
+    judge_num: FloatArray,
+    judge_den: FloatArray | None = None,
+) -> float:
+    """Return the share τ the draw after ``drawn`` asks for (:meth:`BettingCells.suggest_tau`).
+
+    Over the cells holding ``at`` (every cell when None), with the judge's extremes over the
+    outputs not in ``drawn``; the floor when every output is drawn.
+    """
+    floor = _check_tau(floor)
+    left = np.ones(judge_num.size, dtype=bool)
+    left[drawn] = False
+    if not left.any():
+        return floor
+    cells = None
+    if at is not None:
+        if not np.isfinite(at).all():
+            raise ValueError("tau_at must be finite numbers")
+        # The cell [points[j], points[j + 1]) holding each value, clipped to the grid.
+        cells = np.clip(np.searchsorted(points, at, side="right") - 1, 0, points.size - 2)
+    den = None if judge_den is None else judge_den[left]
+    asked = engine.suggest_tau(
+        floor,
+        f_num_max=np.array([judge_num[left].max()]),
+        f_num_min=np.array([judge_num[left].min()]),
+        f_den_max=None if den is None else np.array([den.max()]),
+        f_den_min=None if den is None else np.array([den.min()]),
+        cells=cells,
+    )
+    return float(asked[0])
+
+
+def next_tau(floor: float, previous: float | None, asked: Iterable[float]) -> float:
+    """Return τ_t of a session with an adaptive uniform share: never below τ_{t−1}.
+
+    Parameters
+    ----------
+    floor : float
+        The session's floor τ in (0, 1].
+    previous : float or None
+        τ_{t−1}, the share of the draw before (None before the first draw).
+    asked : iterable of float
+        The shares the metrics still undecided ask for (``SequencePath.tau_next``), each
+        computed from the grades before the draw only (predictable).
+
+    Returns
+    -------
+    float
+        τ_t = max(floor, τ_{t−1}, max asked), in [floor, 1] (every share is checked to lie
+        in (0, 1]).
+
+    Notes
+    -----
+    Issue 19: once a bet was held back by its cap the session stays that uniform; without
+    the running maximum, runs that settle slowly drift back to small τ_t and heavier
+    weights (``enterpriseval.stats.sequential_sim``, ``SimCell.adaptive_tau``). Any τ_t
+    fixed before the draw keeps the capital processes martingales at the truth (the cap
+    of draw t is computed with it), so the guarantees hold whatever this rule returns.
+    """
+    floor = _check_tau(floor)
+    shares = [floor]
+    if previous is not None:
+        shares.append(_check_tau(previous))
+    for value in asked:
+        shares.append(_check_tau(value))
+    return float(max(shares))
 
 
 def _running_intersection(lower: FloatArray, upper: FloatArray) -> tuple[FloatArray, FloatArray]:

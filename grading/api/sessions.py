@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 from charters.models import UseCase
 from enterpriseval.api import ErrorOutput, validated
 from enterpriseval.errors import ServiceError
-from grading.models import GradingSession, SampleDesign, SessionMode
+from grading.models import GradingSession, SampleDesign, SessionMode, TauRule
 from grading.selectors.sessions import (
     session_access,
     session_artefacts,
@@ -107,7 +107,16 @@ class SessionCreateInput(serializers.Serializer[dict[str, Any]]):
         min_value=1, required=False, allow_null=True, help_text="Sequential: the judge's id."
     )
     tau = serializers.FloatField(
-        min_value=0.0, max_value=1.0, default=0.5, help_text="Sequential: uniform share τ."
+        min_value=0.0,
+        max_value=1.0,
+        default=0.5,
+        help_text="Sequential: uniform share τ (the floor, with tau_rule adaptive).",
+    )
+    tau_rule = serializers.ChoiceField(
+        choices=TauRule.values,
+        default=TauRule.FIXED,
+        help_text="Sequential: fixed (every draw uses τ) or adaptive (τ_t ≥ τ chosen before "
+        "each draw from the grades so far, recorded per draw); fixed-n sessions: fixed.",
     )
     budget = serializers.IntegerField(
         min_value=1,
@@ -162,6 +171,7 @@ class SessionOutput(serializers.Serializer[GradingSession]):
     include_baselines = serializers.BooleanField()
     mode = serializers.CharField(help_text="fixed or sequential (SPEC §5.5).")
     tau = serializers.FloatField(allow_null=True)
+    tau_rule = serializers.CharField(help_text="fixed or adaptive (τ is then the floor).")
     budget = serializers.IntegerField(allow_null=True)
     stop = serializers.JSONField(
         help_text="Sequential, once stopped: reason, grades used, each metric's sequence."
@@ -309,6 +319,7 @@ class SessionListApi(APIView):
             mode=data["mode"],
             judge=session_judge(data.get("judge")),
             tau=data["tau"],
+            tau_rule=data["tau_rule"],
             budget=data.get("budget"),
             agreement_size=data.get("agreement_size"),
         )
@@ -436,6 +447,10 @@ def session_detail_data(session: GradingSession) -> dict[str, Any]:
         disputes_adjudicated=detail.disputes_adjudicated,
         artefacts=ArtefactOutput(session_artefacts(session=session), many=True).data,
     )
+    if session.is_sequential:
+        # Management only (graders never reach this): τ_t of the latest draw.
+        latest = session.draws.order_by("-index").values_list("tau", flat=True).first()
+        data["tau_latest"] = session.tau if latest is None else latest
     return data
 
 

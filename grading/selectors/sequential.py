@@ -24,6 +24,7 @@ from grading.models import (
     SequentialDraw,
     SessionArtefact,
     StopReason,
+    TauRule,
 )
 from grading.selectors.artefacts import submitted_field_values
 from grading.sequential import METRIC_CRITERIA, metric_uncertainty
@@ -98,6 +99,7 @@ class DrawState:
     q: float
     remaining: int
     final: bool
+    tau: float | None = None  # τ_t of q_t; None on draws recorded before τ_t was
 
 
 def draw_states(*, session: GradingSession, known_final: int = 0) -> list[DrawState]:
@@ -129,6 +131,7 @@ def draw_states(*, session: GradingSession, known_final: int = 0) -> list[DrawSt
             remaining=draw.remaining,
             final=draw.index <= known_final
             or (complete[draw.artefact_id] and draw.artefact_id not in pending),
+            tau=draw.tau,
         )
         for draw in draws
     ]
@@ -171,6 +174,8 @@ class SequenceSummary:
 
     grades_used: int
     drawn: int
+    tau_rule: str
+    tau_latest: float | None
     stopped: bool
     reason: str
     undecided_at_budget: bool
@@ -210,9 +215,12 @@ def sequence_plots(*, session: GradingSession) -> SequenceSummary | None:
         for m, e in metrics.items()
     ]
     reason = session.stop.get("reason", "") if session.stop else ""
+    latest = session.draws.order_by("-index").values_list("tau", flat=True).first()
     return SequenceSummary(
         grades_used=int(state.get("grades_used") or 0),
         drawn=session.draws.count(),
+        tau_rule=TauRule(session.tau_rule).label,
+        tau_latest=session.tau if latest is None else latest,
         stopped=bool(session.stop),
         reason=StopReason(reason).label if reason else "",
         undecided_at_budget=bool(state.get("undecided_at_budget")),

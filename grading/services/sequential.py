@@ -41,6 +41,7 @@ from grading.models import (
     SessionMode,
     SessionStatus,
     StopReason,
+    TauRule,
 )
 from grading.sampling import Candidate, draw_sample
 from grading.selectors.sequential import (
@@ -50,7 +51,7 @@ from grading.selectors.sequential import (
     population_outputs,
     sequential_metrics,
 )
-from grading.sequential import next_draw
+from grading.sequential import next_draw, next_tau
 from runs.models import Judge, JudgeScore, Output, Run
 
 DEFAULT_TAU = 0.5
@@ -81,6 +82,7 @@ def sequential_session_create(
     seed: int,
     judge: Judge | None,
     tau: float,
+    tau_rule: str,
     budget: int | None,
     planned: int,
     agreement_size: int | None,
@@ -141,6 +143,7 @@ def sequential_session_create(
         created_by=actor,
         mode=SessionMode.SEQUENTIAL,
         tau=tau,
+        tau_rule=tau_rule,
         budget=budget,
         lookahead=max(2, math.ceil(len(grader_ids) / graders_per_artefact) * 2),
         judge=judge,
@@ -172,6 +175,7 @@ def sequential_session_create(
             "judge": judge.pk,
             "seed": str(seed),
             "tau": tau,
+            "tau_rule": tau_rule,
             "budget": budget,
             "population": len(outputs),
             "metrics": metrics,
@@ -237,6 +241,9 @@ def sequential_top_up(*, actor: AbstractBaseUser, session: GradingSession) -> li
 
     Each draw's q_t is computed from what is known at draw time: the outputs already drawn
     and the metrics not yet settled (``session.sequence``). Recorded, audited, assigned.
+    With the adaptive uniform share, τ_t = :func:`~grading.sequential.next_tau` of the floor,
+    the last draw's τ and the share the undecided metrics asked for after the final prefix
+    last evaluated (``session.sequence["tau_next"]``): only earlier grades, so predictable.
     """
     locked = GradingSession.objects.select_for_update().get(pk=session.pk)
     if not locked.is_sequential or locked.status != SessionStatus.OPEN:
@@ -255,6 +262,12 @@ def sequential_top_up(*, actor: AbstractBaseUser, session: GradingSession) -> li
     settled = set((locked.sequence or {}).get("settled", {}))
     undecided = [m for m in metrics if m not in settled]
     uncertainty = judge_uncertainty(judge=locked.judge, outputs=outputs, metrics=undecided)
+    tau, basis = locked.tau, None
+    if locked.tau_rule == TauRule.ADAPTIVE:
+        asked = (locked.sequence or {}).get("tau_next")
+        previous = states[-1].tau if states else None
+        tau = next_tau(locked.tau, previous, [] if asked is None else [float(asked)])
+        basis = known
     position = {pk: i for i, pk in enumerate(outputs)}
     drawn = [position[s.output_id] for s in states]
     existing = {
@@ -272,7 +285,7 @@ def sequential_top_up(*, actor: AbstractBaseUser, session: GradingSession) -> li
             undecided=undecided,
             drawn=drawn,
             n_outputs=len(outputs),
-            tau=locked.tau,
+            tau=tau,
             seed=locked.seed,
             index=index,
         )
@@ -290,6 +303,8 @@ def sequential_top_up(*, actor: AbstractBaseUser, session: GradingSession) -> li
                 q=draw.q,
                 remaining=draw.remaining,
                 undecided=undecided,
+                tau=tau,
+                tau_grades=basis,
             )
         )
         audit_record(
@@ -302,6 +317,8 @@ def sequential_top_up(*, actor: AbstractBaseUser, session: GradingSession) -> li
                 "q": draw.q,
                 "remaining": draw.remaining,
                 "undecided": undecided,
+                "tau": tau,
+                "tau_grades": basis,
             },
         )
     artefacts = SessionArtefact.objects.filter(session=locked).count()

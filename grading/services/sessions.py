@@ -30,6 +30,7 @@ from grading.models import (
     SessionArtefact,
     SessionMode,
     SessionStatus,
+    TauRule,
 )
 from grading.sampling import (
     Candidate,
@@ -193,6 +194,7 @@ def session_create(
     mode: str = SessionMode.FIXED,
     judge: Judge | None = None,
     tau: float = DEFAULT_TAU,
+    tau_rule: str = TauRule.FIXED,
     budget: int | None = None,
     agreement_size: int | None = None,
 ) -> GradingSession:
@@ -208,7 +210,8 @@ def session_create(
     the estimators weight each stratum by N_h/n_h); neither arm nor stratum reaches a grader.
 
     ``mode="sequential"`` (SPEC §5.5) draws one run's outputs one at a time while grading
-    proceeds, by the ``judge``'s uncertainty with uniform share ``tau``, up to ``budget``
+    proceeds, by the ``judge``'s uncertainty with uniform share ``tau`` (with ``tau_rule``
+    "adaptive": the floor of a share τ_t chosen before each draw), up to ``budget``
     outputs (default: the charter's plan for the σ), beside a uniform sub-sample of
     ``agreement_size`` outputs for agreement (:mod:`grading.services.sequential`).
     """
@@ -231,6 +234,17 @@ def session_create(
         raise ServiceError(
             f"design must be one of {', '.join(SampleDesign.values)}, got {design!r}",
             field="design",
+        )
+    if tau_rule not in TauRule.values:
+        raise ServiceError(
+            f"tau_rule must be one of {', '.join(TauRule.values)}, got {tau_rule!r}",
+            field="tau_rule",
+        )
+    if tau_rule == TauRule.ADAPTIVE and mode != SessionMode.SEQUENTIAL:
+        raise ServiceError(
+            "The adaptive uniform share applies to sequential sessions: a fixed-n session "
+            "draws its whole sample at creation (SPEC §5.5).",
+            field="tau_rule",
         )
     stratify_by = stratify_by.strip()
     if stratify_by and mode == SessionMode.SEQUENTIAL:
@@ -321,6 +335,7 @@ def session_create(
             seed=seed,
             judge=judge,
             tau=tau,
+            tau_rule=tau_rule,
             budget=budget if budget is not None else sample_size,
             planned=plan.arms[0].size,
             agreement_size=agreement_size,

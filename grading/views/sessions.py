@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from enterpriseval.errors import ServiceError
 from enterpriseval.limits import upload_status
-from grading.models import GradingSession, SampleDesign, SessionMode, SessionStatus
+from grading.models import GradingSession, SampleDesign, SessionMode, SessionStatus, TauRule
 from grading.selectors.sequential import judge_choices, sequence_plots
 from grading.selectors.sessions import (
     SessionChoices,
@@ -109,6 +109,15 @@ class SessionForm(forms.Form):
         label="τ",
         help_text="Sequential: uniform share (blank: 0.5).",
     )
+    tau_rule = forms.ChoiceField(
+        choices=TauRule.choices,
+        initial=TauRule.FIXED,
+        required=False,
+        widget=forms.RadioSelect,
+        label="Uniform share",
+        help_text="Sequential only: fixed τ for every draw, or adaptive with τ as the floor "
+        "(τ_t chosen before each draw from the grades so far, recorded with the draw).",
+    )
     budget = forms.IntegerField(
         min_value=1,
         required=False,
@@ -195,6 +204,7 @@ def session_new_view(request: HttpRequest, key: str) -> HttpResponse:
             mode=data["mode"] or SessionMode.FIXED,
             judge=data["judge"],
             tau=DEFAULT_TAU if data["tau"] is None else data["tau"],
+            tau_rule=data["tau_rule"] or TauRule.FIXED,
             budget=data["budget"],
             agreement_size=data["agreement_size"],
         )

@@ -391,9 +391,11 @@ class _Text:
         return self.headers.get(name, default)
 
 
-def test_no_page_or_endpoint_tells_a_grader_why_an_output_came_next(blinding_world):
-    """A sequential session (SPEC §5.5): no grader page or response shows q_t, the judge or
-    its scores, the sequences or why a session ended; the queue says only that it ended."""
+@pytest.mark.parametrize("tau_rule", ["fixed", "adaptive"])
+def test_no_page_or_endpoint_tells_a_grader_why_an_output_came_next(blinding_world, tau_rule):
+    """A sequential session (SPEC §5.5): no grader page or response shows q_t, τ or τ_t (fixed
+    or adaptive), the judge or its scores, the sequences or why a session ended; the queue
+    says only that it ended."""
     from dataclasses import replace
 
     from grading.models import AssignmentStatus, SequentialDraw
@@ -416,6 +418,7 @@ def test_no_page_or_endpoint_tells_a_grader_why_an_output_came_next(blinding_wor
         budget=10,
         agreement_size=3,
         seed=11,
+        tau_rule=tau_rule,
     )
     sequential = replace(world, session=session)
     draws = list(SequentialDraw.objects.filter(session=session))
@@ -431,11 +434,15 @@ def test_no_page_or_endpoint_tells_a_grader_why_an_output_came_next(blinding_wor
         "uncertaint",
         "settled",
         "decided after",
+        "adaptive",
+        "uniform share",
         f"{judge.name} {judge.version}",
         judge.rubric_sha256[:12],
     ]
     secret = [
         *(Forbidden(f"word {w!r}", re.compile(re.escape(w), re.I)) for w in words),
+        # tau, tau_rule, tau_latest… as a word (random tokens may hold the letters)
+        Forbidden("a tau field", re.compile(r"\btau(?:_[a-z]+)?\b", re.I)),
         *(Forbidden(f"q of draw {d.index}", re.compile(re.escape(repr(d.q)[:7]))) for d in draws),
         *(
             Forbidden("a judge rationale", re.compile(re.escape(r)))
@@ -451,6 +458,36 @@ def test_no_page_or_endpoint_tells_a_grader_why_an_output_came_next(blinding_wor
         scan.get(f"/api/v1/grading/assignments/{assignment.public_id}/")
     scan_gets(scan, sequential, grader, lambda name: "grading" in name or name == "home")
     assert "/grading/" in scan.reachable
+    # Grade the first draws (the grader submitting through the API): with an adaptive share
+    # τ_t moves off the floor, and no response after it may say so.
+    api = "/api/v1/grading/assignments/"
+    for draw in session.draws.order_by("index")[:3]:
+        for assignment in Assignment.objects.filter(artefact=draw.artefact).select_related(
+            "grader", "artefact", "session"
+        ):
+            fill(assignment)
+            if assignment.grader == grader:
+                scan.post(f"{api}{assignment.public_id}/submit/", {"elapsed_seconds": 2})
+            else:
+                assignment_submit(actor=assignment.grader, assignment=assignment)
+    session.refresh_from_db()
+    assert session.status == "open"
+    if tau_rule == "adaptive":
+        assert max(d.tau for d in session.draws.all()) > session.tau  # τ_t moved
+    secret = [
+        Forbidden(f"τ_t of draw {d.index}", re.compile(re.escape(repr(d.tau)[:7])))
+        for d in session.draws.all()
+        if d.tau not in (0.5, 1.0)  # "0.5" and "1.0" appear in any page's markup
+    ]
+    scan.forbidden += secret
+    scan.own = {a.public_id: a.artefact_id for a in Assignment.objects.filter(grader=grader)}
+    for artefact in session.artefacts.select_related("output", "task"):
+        scan.artefact_texts[artefact.pk] = artefact_text(artefact)
+    for assignment in Assignment.objects.filter(grader=grader, session=session):
+        scan.get(reverse("grading-workspace", args=[assignment.public_id]))
+        scan.get(f"/api/v1/grading/assignments/{assignment.public_id}/")
+    scan.get("/grading/")
+    scan.get("/api/v1/grading/assignments/")
     session_close(actor=world.owner, session=session)
     assert Assignment.objects.filter(session=session, status=AssignmentStatus.WITHDRAWN).exists()
     queue = scan.client.get("/grading/")

@@ -24,7 +24,7 @@ from enterpriseval.stats import (
     ratio_sequence,
     settle,
 )
-from enterpriseval.stats.sequential import BettingCells
+from enterpriseval.stats.sequential import BettingCells, next_tau
 
 LOG_40 = math.log(40.0)  # log(1/α) at α = 0.025
 
@@ -596,6 +596,179 @@ def test_adaptive_tau_and_the_capital_match_a_plain_python_reference():
     assert path.lower[-1] <= y.mean() <= path.upper[-1]
     with pytest.raises(ValueError, match="floor tau"):  # q_t below τ_t/|U_t| is refused
         mean_sequence(f, order, q_drawn, y[order], tau=[1.0] * steps)
+
+
+def full_grid_engine(f, f_den=None):
+    """The engine mean_sequence (ratio_sequence) builds: 1,000 cells on [0, 1], α = 0.025."""
+    grid = np.linspace(0.0, 1.0, 1001)
+    return BettingCells(
+        n_total=len(f),
+        replications=1,
+        cell_lo=grid[:-1],
+        cell_hi=grid[1:],
+        f_num_sum=np.array([f.sum()]),
+        f_den_sum=None if f_den is None else np.array([f_den.sum()]),
+        alpha_lower=0.025,
+        alpha_upper=0.025,
+        tau=0.5,
+    )
+
+
+def adaptive_draws(rng, f, s, steps, floor):
+    """Draw ``steps`` outputs with τ_t ≥ τ_{t−1} rising by hand (any predictable τ_t will do).
+
+    The judge's largest and smallest values come first (with the q they had), so the
+    extremes over the outputs left differ from those over all outputs.
+    """
+    graded = np.zeros(f.size, dtype=bool)
+    order, q_drawn, taus = [], [], []
+    forced = [int(np.argmax(f)), int(np.argmin(f))]
+    for t in range(steps):
+        tau_t = min(1.0, floor + 0.02 * t)
+        q = draw_probabilities(s, graded, tau=tau_t)
+        i = forced[t] if t < len(forced) else draw_next(q, rng)
+        order.append(i)
+        q_drawn.append(float(q[i]))
+        taus.append(tau_t)
+        graded[i] = True
+    return order, q_drawn, taus
+
+
+def test_a_mean_sequence_asks_the_share_its_capital_suggests_for_the_next_draw():
+    rng = np.random.default_rng(2)
+    n_total, steps = 50, 20
+    latent = rng.beta(0.6, 0.15, size=n_total)
+    y = (rng.random(n_total) < latent).astype(float)
+    f = latent
+    order, q_drawn, taus = adaptive_draws(rng, f, np.sqrt(f * (1 - f)), steps, floor=0.3)
+    thresholds = [0.7537, 0.8512]
+    engine = full_grid_engine(f)
+    for t, i in enumerate(order):
+        rest = np.ones(n_total, dtype=bool)
+        rest[order[:t]] = False
+        engine.step(
+            q=np.array([q_drawn[t]]),
+            y_num=y[i : i + 1],
+            f_num=f[i : i + 1],
+            f_num_max=f[rest].max(keepdims=True),
+            f_num_min=f[rest].min(keepdims=True),
+            tau=np.array([taus[t]]),
+        )
+    left = np.ones(n_total, dtype=bool)
+    left[order] = False
+    expected = engine.suggest_tau(
+        0.3,
+        f_num_max=f[left].max(keepdims=True),
+        f_num_min=f[left].min(keepdims=True),
+        cells=np.array([753, 851]),  # the cells [0.753, 0.754) and [0.851, 0.852)
+    )
+    at_thresholds = mean_sequence(
+        f, order, q_drawn, y[order], tau=taus, tau_floor=0.3, tau_at=thresholds
+    )
+    assert at_thresholds.tau_next == pytest.approx(float(expected[0]), abs=1e-12)
+    assert 0.3 < at_thresholds.tau_next < 1.0  # a bet near its cap: neither floor nor uniform
+    in_percent = mean_sequence(
+        f * 100, order, q_drawn, y[order] * 100, scale=100.0, tau=taus, tau_floor=0.3,
+        tau_at=[75.37, 85.12],
+    )  # fmt: skip
+    assert in_percent.tau_next == pytest.approx(at_thresholds.tau_next, abs=1e-12)
+    past_the_grid = mean_sequence(
+        f, order, q_drawn, y[order], tau=taus, tau_floor=0.3, tau_at=[1.5]
+    )  # a value past the grid counts in its last cell
+    expected = engine.suggest_tau(
+        0.3,
+        f_num_max=f[left].max(keepdims=True),
+        f_num_min=f[left].min(keepdims=True),
+        cells=np.array([999]),
+    )
+    assert past_the_grid.tau_next == pytest.approx(float(expected[0]), abs=1e-12)
+    everywhere = mean_sequence(f, order, q_drawn, y[order], tau=taus, tau_floor=0.3)
+    assert everywhere.tau_next > at_thresholds.tau_next  # more cells can only ask more
+    # Asking changes nothing else; without a floor nothing is asked.
+    plain = mean_sequence(f, order, q_drawn, y[order], tau=taus)
+    assert plain.tau_next is None
+    assert np.array_equal(plain.lower, at_thresholds.lower)
+    assert np.array_equal(plain.upper, at_thresholds.upper)
+    # Every output drawn: nothing is left to draw, the floor.
+    census = list(order) + [k for k in range(n_total) if k not in order]
+    everything = mean_sequence(
+        f, census, [1.0] * n_total, y[census], tau=[1.0] * n_total, tau_floor=0.3
+    )
+    assert everything.tau_next == 0.3
+
+
+def test_a_ratio_sequence_asks_the_share_its_capital_suggests_for_the_next_draw():
+    rng = np.random.default_rng(32)
+    n_total, steps = 100, 40
+    den = (rng.random(n_total) < 0.7).astype(float)  # items an output holds (0 or 1)
+    num = (rng.random(n_total) < 0.9).astype(float) * den
+    f_den = np.clip(0.9 * den + 0.05 + rng.normal(0, 0.02, n_total), 0, 1)
+    f_num = np.clip(0.9 * num + 0.05 + rng.normal(0, 0.02, n_total), 0, 1)
+    order, q_drawn, taus = adaptive_draws(
+        rng, f_den, np.sqrt(f_den * (1 - f_den)), steps, floor=0.2
+    )
+    path = ratio_sequence(
+        f_num * 2, f_den * 2, order, q_drawn, num[order] * 2, den[order] * 2, scale=2.0,
+        tau=taus, tau_floor=0.2, tau_at=[0.8905],
+    )  # fmt: skip
+    engine = full_grid_engine(f_num, f_den)
+    for t, i in enumerate(order):
+        rest = np.ones(n_total, dtype=bool)
+        rest[order[:t]] = False
+        engine.step(
+            q=np.array([q_drawn[t]]),
+            y_num=num[i : i + 1],
+            f_num=f_num[i : i + 1],
+            f_num_max=f_num[rest].max(keepdims=True),
+            f_num_min=f_num[rest].min(keepdims=True),
+            y_den=den[i : i + 1],
+            f_den=f_den[i : i + 1],
+            f_den_max=f_den[rest].max(keepdims=True),
+            f_den_min=f_den[rest].min(keepdims=True),
+            tau=np.array([taus[t]]),
+        )
+    left = np.ones(n_total, dtype=bool)
+    left[order] = False
+    expected = engine.suggest_tau(
+        0.2,
+        f_num_max=f_num[left].max(keepdims=True),
+        f_num_min=f_num[left].min(keepdims=True),
+        f_den_max=f_den[left].max(keepdims=True),
+        f_den_min=f_den[left].min(keepdims=True),
+        cells=np.array([890]),  # [0.890, 0.891): a candidate ratio, whatever the scale
+    )
+    assert path.tau_next == pytest.approx(float(expected[0]), abs=1e-12)
+    assert 0.2 < path.tau_next < 1.0  # a bet near its cap, neither the floor nor uniform
+    everywhere = ratio_sequence(
+        f_num, f_den, order, q_drawn, num[order], den[order], tau=taus, tau_floor=0.2
+    )
+    assert everywhere.tau_next > path.tau_next
+
+
+@pytest.mark.parametrize(
+    ("floor", "previous", "asked", "expected"),
+    [
+        (0.5, None, [], 0.5),  # nothing asked yet: the floor
+        (0.5, None, [0.2, 0.7], 0.7),  # the largest share asked
+        (0.5, 0.9, [0.6], 0.9),  # never below τ_{t−1}
+        (0.2, 0.3, [0.1], 0.3),
+        (0.5, 0.6, [1.0], 1.0),
+    ],
+)
+def test_next_tau_is_the_running_maximum_of_the_floor_and_the_shares_asked(
+    floor, previous, asked, expected
+):
+    assert next_tau(floor, previous, asked) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [((0.0, None, []), "tau must be in"), ((0.5, 1.5, []), "tau must be in"),
+     ((0.5, None, [float("nan")]), "tau must be in"), ((0.5, None, ["x"]), "tau must be a number")],
+)  # fmt: skip
+def test_next_tau_names_the_bad_share(args, message):
+    with pytest.raises(ValueError, match=message):
+        next_tau(*args)
 
 
 def active_draws(rng, s, steps, tau):

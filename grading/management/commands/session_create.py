@@ -27,7 +27,7 @@ from grading.api.sessions import (
     session_runs,
     session_users,
 )
-from grading.models import SampleDesign, SessionMode
+from grading.models import SampleDesign, SessionMode, TauRule
 from grading.selectors.sessions import session_access
 from grading.services.sessions import session_create
 
@@ -44,6 +44,7 @@ OPTIONS = {
     "mode": "--mode",
     "judge": "--judge",
     "tau": "--tau",
+    "tau_rule": "--tau-rule",
     "budget": "--budget",
     "agreement_size": "--agreement-size",
 }
@@ -93,7 +94,15 @@ class Command(BaseCommand):
             help="sequential: grade until decided, one run (SPEC §5.5).",
         )
         parser.add_argument("--judge", type=int, help="Sequential: id of the judge to draw by.")
-        parser.add_argument("--tau", type=float, default=0.5, help="Sequential: uniform share τ.")
+        parser.add_argument(
+            "--tau", type=float, default=0.5, help="Sequential: uniform share τ (adaptive: floor)."
+        )
+        parser.add_argument(
+            "--tau-rule",
+            choices=TauRule.values,
+            default=TauRule.FIXED.value,
+            help="Sequential: fixed τ, or adaptive with --tau as the floor (τ_t kept per draw).",
+        )
         parser.add_argument(
             "--budget", type=int, help="Sequential: most outputs graded (default: the plan)."
         )
@@ -123,6 +132,7 @@ class Command(BaseCommand):
                 mode=options["mode"],
                 judge=session_judge(options["judge"]),
                 tau=options["tau"],
+                tau_rule=options["tau_rule"],
                 budget=options["budget"],
                 agreement_size=options["agreement_size"],
             )
@@ -130,10 +140,15 @@ class Command(BaseCommand):
             write_json(self.stdout, session_detail_data(session))
             return
         if session.is_sequential:
+            share = (
+                f"adaptive τ_t, floor {session.tau}"
+                if session.tau_rule == TauRule.ADAPTIVE
+                else f"τ = {session.tau}"
+            )
             self.stdout.write(
                 f"Sequential session {session.public_id} ({session.name}) of {use_case.key}: "
                 f"up to {session.budget} of {session.population_size} outputs, drawn by judge "
-                f"{session.judge_id}'s uncertainty (τ = {session.tau}, seed {session.seed}); "
+                f"{session.judge_id}'s uncertainty ({share}, seed {session.seed}); "
                 f"{len(session.agreement_sample)} uniform outputs double-graded for agreement; "
                 f"{session.draws.count()} drawn so far, {session.graders_per_artefact} graders "
                 "each."
