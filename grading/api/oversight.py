@@ -190,7 +190,13 @@ class DecisionInput(serializers.Serializer[dict[str, Any]]):
         help_text='Sentences with a problem ("s3") and key elements missing ("k:ke2").',
     )
     comment = serializers.CharField(allow_blank=True, default="")
-    elapsed_seconds = serializers.FloatField(min_value=0.0, default=0.0)
+    elapsed_seconds = serializers.FloatField(
+        min_value=0.0,
+        help_text=(
+            "Seconds spent on the item for this decision (the review burden; capped at 1800). "
+            "Required: a decision without its time would lower the study's mean review time."
+        ),
+    )
     reason = serializers.CharField(
         allow_blank=True, default="", help_text="Required to change a decision already made."
     )

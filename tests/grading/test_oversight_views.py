@@ -317,18 +317,49 @@ def test_the_reviewer_api_is_blind_and_records_decisions(grading_world, study):
     assert response.json()["decision"] == "reject"
     item.refresh_from_db()
     assert (item.decision, item.flags, item.seconds_spent) == ("reject", ["s1"], 42)
-    again = client.post(decision_url, {"decision": "accept"}, "application/json")
+    again = client.post(
+        decision_url, {"decision": "accept", "elapsed_seconds": 5}, "application/json"
+    )
     assert again.status_code == 409
     assert again.json()["error"]["field"] == "reason"
     revised = client.post(
-        decision_url, {"decision": "accept", "reason": "Misread."}, "application/json"
+        decision_url,
+        {"decision": "accept", "reason": "Misread.", "elapsed_seconds": 8},
+        "application/json",
     )
     assert revised.status_code == 200
     assert AuditEntry.objects.filter(action="oversight_item.revise").count() == 1
+    item.refresh_from_db()
+    assert (item.decision, item.seconds_spent) == ("accept", 50)
     bad = client.post(
         decision_url,
-        json.dumps({"decision": "accept", "flags": ["s99"], "reason": "x"}),
+        json.dumps({"decision": "accept", "flags": ["s99"], "reason": "x", "elapsed_seconds": 1}),
         content_type="application/json",
     )
     assert bad.status_code == 400
     assert bad.json()["error"]["field"] == "flags[0]"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"decision": "reject", "flags": ["s1"]}, "This field is required."),
+        ({"decision": "reject", "elapsed_seconds": None}, "This field may not be null."),
+        ({"decision": "reject", "elapsed_seconds": -3}, "greater than or equal to 0"),
+    ],
+)
+def test_the_decision_api_requires_the_time_spent(grading_world, study, body, message):
+    """A decision without its time would count 0 s and lower the study's mean review time."""
+    reviewer = grading_world.graders[0]
+    item = items_of(study, reviewer)[0]
+    response = browser(reviewer).post(
+        reverse("api-grading-oversight-decision", args=[item.public_id]),
+        json.dumps(body),
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["field"] == "elapsed_seconds" and message in error["message"]
+    item.refresh_from_db()
+    assert (item.decision, item.seconds_spent, item.decided_at) == ("", 0, None)
+    assert not AuditEntry.objects.filter(action__startswith="oversight_item.").exists()
