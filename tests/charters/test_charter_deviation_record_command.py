@@ -163,8 +163,7 @@ def test_a_blank_reason_is_refused_naming_the_option(personas, unblinded):
 
 def test_it_refuses_what_is_not_a_pending_deviation(personas, signed, revision):
     assert refused("--charter", "2", "--reason", "x", "--as", "owner") == (
-        "--charter: results of CREDIT-MEMO-B have not been shown: v2 is a revision, not a "
-        "deviation"
+        "--charter: results of CREDIT-MEMO-B have not been shown: v2 is a revision, not a deviation"
     )
     assert refused("--charter", "1", "--reason", "x", "--as", "owner") == (
         "--charter: charter v1 is signed and frozen"
