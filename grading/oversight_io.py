@@ -172,11 +172,14 @@ class DecisionFileReader(JsonlReader[DecisionRecord]):
             if self._error_count == errors_before and state is not None:
                 self._left_blank += 1
             return None
-        valid = self._error_count == errors_before and state is not None
-        if valid and state is not None and flags is not None and comment is not None:
-            if (decision, tuple(flags), comment) == (state.decision, state.flags, state.comment):
-                self._unchanged += 1
-                return None
+        if (
+            self._error_count == errors_before
+            and state is not None
+            and (decision, tuple(flags or ()), comment)
+            == (state.decision, state.flags, state.comment)
+        ):
+            self._unchanged += 1
+            return None
         elapsed = self._elapsed(number, obj)
         if state is not None and not state.open:
             self.add_error(number, "item", "the oversight study is closed: no decision is accepted")

@@ -20,7 +20,6 @@ from django.http import Http404
 from charters.models import Charter, GuidanceItem, KeyElement, SourceChunk, UseCase
 from enterpriseval.stats import wilson_interval
 from grading.defects import KEY_ELEMENT_PREFIX
-from grading.oversight_io import dump_line
 from grading.models import (
     DefectKind,
     OversightItem,
@@ -28,6 +27,7 @@ from grading.models import (
     ReviewDecision,
     SessionStatus,
 )
+from grading.oversight_io import dump_line
 from grading.selectors.artefacts import task_context
 from runs.segment import split_sentences
 

@@ -162,7 +162,7 @@ def test_changing_a_decision_needs_a_reason_and_adds_its_time(grading_world, stu
     run(first, "demo-grader")
     change = {"item": item.public_id, "decision": "reject", "flags": ["s1"], "elapsed_seconds": 6}
     before, logged = state(study), decisions_logged()
-    message, lines = refused(write(tmp_path / "b.jsonl", change), "demo-grader")
+    _, lines = refused(write(tmp_path / "b.jsonl", change), "demo-grader")
     assert lines == [
         f'{tmp_path / "b.jsonl"}:1: reason: item "{item.public_id}" is already decided '
         "(accept); changing the decision needs a reason"
@@ -195,7 +195,7 @@ def test_every_bad_line_is_named_and_nothing_is_written(grading_world, study, tm
     before, logged = state(study), decisions_logged()
     message, lines = refused(path, "demo-grader")
     assert message == (
-        f"bad.jsonl: 9 error(s) on 7 line(s); nothing was imported. Correct every listed line "
+        "bad.jsonl: 9 error(s) on 7 line(s); nothing was imported. Correct every listed line "
         "and import again."
     )
     assert lines[0].startswith(f'{path}:2: flags[0]: "s99" is not a sentence or key element')
@@ -289,3 +289,27 @@ def test_a_failure_while_writing_rolls_back_the_lines_already_written(
     assert message == f"{path}:2: study: The oversight study is closed."
     assert lines == [f"{path}:2: study: The oversight study is closed."]
     assert state(study) == before and decisions_logged() == logged
+
+
+def test_the_exported_template_filled_in_imports(grading_world, study, tmp_path):
+    template = tmp_path / "queue.jsonl"
+    call_command(
+        "oversight_decisions_export",
+        "--as=demo-grader",
+        f"--output={template}",
+        stderr=io.StringIO(),
+    )
+    filled = []
+    for n, raw in enumerate(template.read_text(encoding="utf-8").splitlines(), start=1):
+        line = json.loads(raw)
+        filled.append(line | {"decision": "reject", "flags": ["s1"], "elapsed_seconds": 10 * n})
+    printed, _ = run(write(tmp_path / "filled.jsonl", *filled), "demo-grader")
+    assert "4 line(s): 4 decided, 0 revised, 0 unchanged, 0 left undecided" in printed
+    mine = items_of(study, grading_world.graders[0])
+    assert [(i.decision, i.flags, i.seconds_spent) for i in mine] == [
+        ("reject", ["s1"], 10.0),
+        ("reject", ["s1"], 20.0),
+        ("reject", ["s1"], 30.0),
+        ("reject", ["s1"], 40.0),
+    ]
+    assert oversight_results(study=study).mean_seconds == 25.0
