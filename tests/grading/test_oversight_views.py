@@ -363,3 +363,30 @@ def test_the_decision_api_requires_the_time_spent(grading_world, study, body, me
     item.refresh_from_db()
     assert (item.decision, item.seconds_spent, item.decided_at) == ("", 0, None)
     assert not AuditEntry.objects.filter(action__startswith="oversight_item.").exists()
+
+
+def test_the_api_closes_a_study_for_the_owner_only(grading_world, study):
+    url = reverse("api-grading-oversight-close", args=[grading_world.use_case.key, study.public_id])
+    assert browser(grading_world.outsider).post(url).status_code == 404
+    for user in (grading_world.graders[0], grading_world.reviewer, grading_world.model_owner):
+        assert browser(user).post(url).status_code == 403
+    study.refresh_from_db()
+    assert study.status == "open" and study.closed_at is None
+    assert not AuditEntry.objects.filter(action="oversight_study.close").exists()
+    response = browser(grading_world.owner).post(url)
+    assert response.status_code == 200
+    data = response.json()
+    assert (data["public_id"], data["status"], data["items"]) == (study.public_id, "closed", 20)
+    assert data["closed_at"] is not None
+    study.refresh_from_db()
+    assert study.status == "closed"
+    again = browser(grading_world.owner).post(url)
+    assert again.status_code == 409 and again.json()["error"]["field"] == "status"
+    assert AuditEntry.objects.filter(action="oversight_study.close").count() == 1
+    item = items_of(study, grading_world.graders[0])[0]
+    refused = browser(grading_world.graders[0]).post(
+        reverse("api-grading-oversight-decision", args=[item.public_id]),
+        {"decision": "accept", "elapsed_seconds": 3},
+        "application/json",
+    )
+    assert refused.status_code == 409 and refused.json()["error"]["field"] == "study"
