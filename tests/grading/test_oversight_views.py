@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from django.db import connection
@@ -128,9 +129,25 @@ def test_rejecting_on_the_page_records_flags_and_time_then_moves_on(grading_worl
         "Second figure is off.",
     )
     assert 0 < first.seconds_spent <= 1800
-    again = browser(reviewer).post(url, {"decision": "accept"})
+    again = browser(reviewer).post(url, {"decision": "accept", "started": f"{time.time():.3f}"})
     assert again.status_code == 400
     assert "needs a reason" in again.content.decode()
+
+
+@pytest.mark.parametrize("started", [None, "", "soon", "nan", "inf", "9e99"])
+def test_a_decision_without_a_readable_time_stamp_is_refused(grading_world, study, started):
+    """Counting it as 0 s would lower the study's mean review time."""
+    reviewer = grading_world.graders[0]
+    item = items_of(study, reviewer)[0]
+    body = {"decision": "accept"} | ({} if started is None else {"started": started})
+    response = browser(reviewer).post(
+        reverse("grading-oversight-item", args=[item.public_id]), body
+    )
+    assert response.status_code == 400
+    assert "time stamp is missing or unreadable" in response.content.decode()
+    item.refresh_from_db()
+    assert (item.decision, item.seconds_spent, item.decided_at) == ("", 0, None)
+    assert not AuditEntry.objects.filter(action__startswith="oversight_item.").exists()
 
 
 def test_model_text_is_escaped_on_the_review_page(grading_world, study):
