@@ -31,6 +31,7 @@ class UploadKind(enum.StrEnum):
     OUTPUTS = "outputs"
     GRADES = "grades"
     ADJUDICATIONS = "adjudications"
+    OVERSIGHT_DECISIONS = "oversight_decisions"
     DECISION = "decision"
     EGI_RESULT = "egi_result"
 
@@ -52,6 +53,7 @@ _LABELS = {
     UploadKind.OUTPUTS: "outputs file",
     UploadKind.GRADES: "grades file",
     UploadKind.ADJUDICATIONS: "adjudications file",
+    UploadKind.OVERSIGHT_DECISIONS: "oversight decisions file",
     UploadKind.DECISION: "decision input file",
     UploadKind.EGI_RESULT: "EGI-Bench result file",
 }

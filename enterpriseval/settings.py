@@ -204,6 +204,7 @@ _UPLOAD_LIMIT_DEFAULTS = {
     "outputs": 256 * 1024 * 1024,
     "grades": 64 * 1024 * 1024,
     "adjudications": 64 * 1024 * 1024,
+    "oversight_decisions": 64 * 1024 * 1024,
     "decision": 1_000_000,
     "egi_result": 64 * 1024 * 1024,
 }

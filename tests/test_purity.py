@@ -39,6 +39,7 @@ PURE_MODULES = [
     "grading.agreement",
     "grading.grade_io",
     "grading.adjudication_io",
+    "grading.oversight_io",
     "grading.sequential",
     "grading.sequence_plot",
     "metrics.estimate",

@@ -1,4 +1,4 @@
-"""Oversight studies under /api/v1/: create and read results (owner), review (reviewer, blind)."""
+"""Oversight studies under /api/v1/: create, close, results (owner); review (reviewer, blind)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from grading.selectors.oversight import (
 from grading.services.oversight import (
     MAX_ITEMS_PER_REVIEWER,
     oversight_item_decide,
+    oversight_study_close,
     oversight_study_create,
 )
 from runs.models import Run
@@ -190,7 +191,13 @@ class DecisionInput(serializers.Serializer[dict[str, Any]]):
         help_text='Sentences with a problem ("s3") and key elements missing ("k:ke2").',
     )
     comment = serializers.CharField(allow_blank=True, default="")
-    elapsed_seconds = serializers.FloatField(min_value=0.0, default=0.0)
+    elapsed_seconds = serializers.FloatField(
+        min_value=0.0,
+        help_text=(
+            "Seconds spent on the item for this decision (the review burden; capped at 1800). "
+            "Required: a decision without its time would lower the study's mean review time."
+        ),
+    )
     reason = serializers.CharField(
         allow_blank=True, default="", help_text="Required to change a decision already made."
     )
@@ -251,6 +258,22 @@ class OversightResultsApi(APIView):
         use_case = use_case_for(request.user, key, roles=READ_ROLES)
         study = oversight_study_get(use_case=use_case, public_id=public_id)
         return Response(ResultsOutput(oversight_results(study=study)).data)
+
+
+class OversightStudyCloseApi(APIView):
+    @extend_schema(
+        request=None,
+        responses={200: StudyOutput, 403: ErrorOutput, 404: ErrorOutput, 409: ErrorOutput},
+        summary="Close the study: no decision or revision is accepted after this",
+        operation_id="use_case_oversight_close",
+        description="Charter owner only; 409 when the study is already closed.",
+    )
+    def post(self, request: Request, key: str, public_id: str) -> Response:
+        use_case = use_case_for(request.user, key, roles=READ_ROLES)
+        require_role(request.user, use_case, [Role.CHARTER_OWNER])
+        study = oversight_study_get(use_case=use_case, public_id=public_id)
+        oversight_study_close(actor=request.user, study=study)
+        return Response(StudyOutput(oversight_study_list(use_case=use_case).get(pk=study.pk)).data)
 
 
 class OversightQueueApi(APIView):
@@ -320,6 +343,11 @@ urlpatterns: list[URLPattern] = [
         "use-cases/<str:key>/oversight/<str:public_id>/results/",
         OversightResultsApi.as_view(),
         name="api-grading-oversight-results",
+    ),
+    path(
+        "use-cases/<str:key>/oversight/<str:public_id>/close/",
+        OversightStudyCloseApi.as_view(),
+        name="api-grading-oversight-close",
     ),
     path("oversight/items/", OversightQueueApi.as_view(), name="api-grading-oversight-queue"),
     path(

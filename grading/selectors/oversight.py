@@ -9,7 +9,7 @@ second-line reviewers.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
-from charters.models import Charter, UseCase
+from charters.models import Charter, GuidanceItem, KeyElement, SourceChunk, UseCase
 from enterpriseval.stats import wilson_interval
 from grading.defects import KEY_ELEMENT_PREFIX
 from grading.models import (
@@ -27,6 +27,7 @@ from grading.models import (
     ReviewDecision,
     SessionStatus,
 )
+from grading.oversight_io import dump_line
 from grading.selectors.artefacts import task_context
 from runs.segment import split_sentences
 
@@ -465,3 +466,81 @@ def oversight_review(*, item: OversightItem) -> ReviewPage:
         open=item.study.status == SessionStatus.OPEN,
         next_public_id=(following or earlier or [None])[0],
     )
+
+
+# A reviewer's decisions file ------------------------------------------------------------------
+
+
+def reviewer_open_items(*, user: AbstractBaseUser) -> QuerySet[OversightItem]:
+    """Return the reviewer's items in open studies, by study (oldest first) and position."""
+    return (
+        OversightItem.objects.filter(reviewer=user, study__status=SessionStatus.OPEN)
+        .select_related("study", "source_output__task")
+        .order_by("study__created_at", "study_id", "position")
+    )
+
+
+def task_key_element_ids(*, task_ids: Iterable[int]) -> dict[int, list[str]]:
+    """Return each task's key element ids, in page order: one query."""
+    ids: dict[int, list[str]] = defaultdict(list)
+    for task_id, element_id in (
+        KeyElement.objects.filter(task_id__in=set(task_ids))
+        .order_by("pk")
+        .values_list("task_id", "element_id")
+    ):
+        ids[task_id].append(element_id)
+    return ids
+
+
+def oversight_decisions_file(*, user: AbstractBaseUser) -> Iterator[bytes]:
+    """Yield the reviewer's decisions template (docs/formats.md "Oversight decisions (JSONL)").
+
+    One line per item of the reviewer's open studies, blind as the review page: the copy by
+    sentence, the task's input, key elements, sources and guidance, and the fields to fill in
+    (``decision`` null while undecided, ``elapsed_seconds`` null). Four queries whatever the
+    number of items.
+    """
+    items = list(reviewer_open_items(user=user))
+    task_ids = {item.source_output.task_id for item in items}
+    sources: dict[int, list[SourceChunk]] = defaultdict(list)
+    for chunk in SourceChunk.objects.filter(task_id__in=task_ids).order_by("pk"):
+        sources[chunk.task_id].append(chunk)
+    elements: dict[int, list[KeyElement]] = defaultdict(list)
+    for element in KeyElement.objects.filter(task_id__in=task_ids).order_by("pk"):
+        elements[element.task_id].append(element)
+    guidance: dict[int, list[GuidanceItem]] = defaultdict(list)
+    for guidance_item in GuidanceItem.objects.filter(task_id__in=task_ids).order_by("pk"):
+        guidance[guidance_item.task_id].append(guidance_item)
+    for item in items:
+        task = item.source_output.task
+        yield dump_line(
+            {
+                "item": item.public_id,
+                "study": item.study.name,
+                "position": item.position,
+                "task_id": task.external_id,
+                "task_input": task.input,
+                "text": item.text,
+                "sentences": [
+                    {"key": f"s{s.position}", "text": item.text[s.start : s.end]}
+                    for s in split_sentences(item.text)
+                ],
+                "key_elements": [
+                    {"key": f"{KEY_ELEMENT_PREFIX}{k.element_id}", "text": k.text}
+                    for k in elements[task.pk]
+                ],
+                "sources": [
+                    {"chunk_id": c.chunk_id, "source": c.source, "text": c.text}
+                    for c in sources[task.pk]
+                ],
+                "guidance": [
+                    {"item_id": g.item_id, "text": g.text, "mandatory": g.mandatory}
+                    for g in guidance[task.pk]
+                ],
+                "decision": item.decision or None,
+                "flags": list(item.flags),
+                "comment": item.comment,
+                "elapsed_seconds": None,
+                "reason": "",
+            }
+        )

@@ -9,9 +9,12 @@ rejects each copy and marks the sentences (and missing key elements) at fault.
 from __future__ import annotations
 
 import math
+import os
 import secrets
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import BinaryIO
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
@@ -26,6 +29,7 @@ from charters.models import KeyElement, Role, SourceChunk, UseCase
 from charters.models.tasks import Split
 from charters.permissions import require_role
 from enterpriseval.errors import ConflictError, ImmutableError, ServiceError
+from enterpriseval.limits import UploadKind, upload_stream
 from grading.defects import KEY_ELEMENT_PREFIX, SeededDefect, seed_defect
 from grading.models import (
     DefectKind,
@@ -34,6 +38,8 @@ from grading.models import (
     ReviewDecision,
     SessionStatus,
 )
+from grading.oversight_io import DecisionFileReader, ItemState
+from grading.selectors.oversight import task_key_element_ids
 from grading.services.sessions import MAX_SEED, checked_runs, members_holding, provenance_strings
 from runs.models import Output, OutputStatus, Run
 from runs.segment import split_sentences
@@ -242,6 +248,101 @@ def oversight_item_decide(
         payload=payload,
     )
     return locked
+
+
+@dataclass(frozen=True, slots=True)
+class OversightDecisionsImportResult:
+    """What an oversight decisions import recorded: counts of lines and the file's SHA-256."""
+
+    sha256: str
+    lines: int
+    decided: int
+    revised: int
+    unchanged: int
+    left_blank: int
+
+
+@transaction.atomic
+def oversight_decisions_import(
+    *, actor: AbstractBaseUser, fileobj: BinaryIO, filename: str
+) -> OversightDecisionsImportResult:
+    """Import a reviewer's decisions file (docs/formats.md "Oversight decisions"), all or nothing.
+
+    The file, capped at its upload limit before a byte is parsed, is read once, a line at a
+    time, each line checked against the actor's own items as :func:`oversight_item_decide`
+    checks one decision (an item of anyone else's queue is unknown); if any line is bad
+    nothing is written and the ServiceError lists every bad line in ``details``. Each line
+    is then recorded through :func:`oversight_item_decide` (its ``oversight_item.decide`` or
+    ``.revise`` entry) and each study it touched gets one ``oversight_decisions.import``
+    entry with the file's SHA-256.
+    """
+    filename = os.path.basename(filename or "")[:255] or "oversight-decisions.jsonl"
+    fileobj = upload_stream(kind=UploadKind.OVERSIGHT_DECISIONS, fileobj=fileobj, filename=filename)
+    items = {
+        item.public_id: item
+        for item in OversightItem.objects.select_for_update(of=("self",))
+        .filter(reviewer_id=actor.pk)
+        .select_related("study", "source_output")
+        .order_by("pk")
+    }
+    elements = task_key_element_ids(
+        task_ids={item.source_output.task_id for item in items.values()}
+    )
+    states = {
+        public_id: ItemState(
+            flag_keys=tuple(
+                flag_keys(text=item.text, key_element_ids=elements[item.source_output.task_id])
+            ),
+            open=item.study.status == SessionStatus.OPEN,
+            decision=item.decision,
+            flags=tuple(item.flags),
+            comment=item.comment,
+        )
+        for public_id, item in items.items()
+    }
+    reader = DecisionFileReader(fileobj, items=states, decisions=ReviewDecision.values)
+    records = list(reader)
+    report = reader.report()
+    if not report.ok:
+        raise ServiceError(report.refusal(filename), field="file", details=report.details())
+    by_study: dict[int, list[str]] = defaultdict(list)
+    for record in records:
+        item = items[record.item]
+        try:
+            oversight_item_decide(
+                actor=actor,
+                item=item,
+                decision=record.decision,
+                flags=record.flags,
+                comment=record.comment,
+                elapsed_seconds=record.elapsed_seconds,
+                reason=record.reason,
+            )
+        except ServiceError as error:
+            detail = {"line": record.line, "field": error.field or "item", "message": error.message}
+            raise ServiceError(
+                f"{filename}:{record.line}: {error.message} Nothing was imported.",
+                field="file",
+                details=[detail],
+            ) from error
+        by_study[item.study_id].append(item.public_id)
+    result = OversightDecisionsImportResult(
+        sha256=report.sha256,
+        lines=report.record_count + report.unchanged + report.left_blank,
+        decided=report.record_count - report.revised,
+        revised=report.revised,
+        unchanged=report.unchanged,
+        left_blank=report.left_blank,
+    )
+    studies = {item.study_id: item.study for item in items.values()}
+    for study_id, public_ids in sorted(by_study.items()):
+        audit_record(
+            actor=actor,
+            action="oversight_decisions.import",
+            target=studies[study_id],
+            payload={"filename": filename, "items": public_ids, **asdict(result)},
+        )
+    return result
 
 
 def flag_keys(*, text: str, key_element_ids: Sequence[str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -198,12 +199,22 @@ def _is_owner(request: HttpRequest, use_case: UseCase) -> bool:
 
 
 def _elapsed(started: str) -> float:
-    """Return the seconds since the page was served; 0 for a missing or forged stamp."""
+    """Return the seconds since the page was served, from the stamp the page sent.
+
+    A missing or unreadable stamp is refused rather than counted as 0 s, which would lower
+    the study's mean review time (the service caps a stale one).
+    """
     try:
         seconds = time.time() - float(started)
     except ValueError:
-        return 0.0
-    return seconds if 0.0 <= seconds < float("inf") else 0.0
+        seconds = math.nan
+    if not 0.0 <= seconds < math.inf:
+        raise ServiceError(
+            "The page's time stamp is missing or unreadable, so the time on this copy is "
+            "unknown; reload the page and decide again.",
+            field="started",
+        )
+    return seconds
 
 
 urlpatterns: list[URLPattern] = [

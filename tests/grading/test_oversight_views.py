@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from django.db import connection
@@ -128,9 +129,25 @@ def test_rejecting_on_the_page_records_flags_and_time_then_moves_on(grading_worl
         "Second figure is off.",
     )
     assert 0 < first.seconds_spent <= 1800
-    again = browser(reviewer).post(url, {"decision": "accept"})
+    again = browser(reviewer).post(url, {"decision": "accept", "started": f"{time.time():.3f}"})
     assert again.status_code == 400
     assert "needs a reason" in again.content.decode()
+
+
+@pytest.mark.parametrize("started", [None, "", "soon", "nan", "inf", "9e99"])
+def test_a_decision_without_a_readable_time_stamp_is_refused(grading_world, study, started):
+    """Counting it as 0 s would lower the study's mean review time."""
+    reviewer = grading_world.graders[0]
+    item = items_of(study, reviewer)[0]
+    body = {"decision": "accept"} | ({} if started is None else {"started": started})
+    response = browser(reviewer).post(
+        reverse("grading-oversight-item", args=[item.public_id]), body
+    )
+    assert response.status_code == 400
+    assert "time stamp is missing or unreadable" in response.content.decode()
+    item.refresh_from_db()
+    assert (item.decision, item.seconds_spent, item.decided_at) == ("", 0, None)
+    assert not AuditEntry.objects.filter(action__startswith="oversight_item.").exists()
 
 
 def test_model_text_is_escaped_on_the_review_page(grading_world, study):
@@ -317,18 +334,76 @@ def test_the_reviewer_api_is_blind_and_records_decisions(grading_world, study):
     assert response.json()["decision"] == "reject"
     item.refresh_from_db()
     assert (item.decision, item.flags, item.seconds_spent) == ("reject", ["s1"], 42)
-    again = client.post(decision_url, {"decision": "accept"}, "application/json")
+    again = client.post(
+        decision_url, {"decision": "accept", "elapsed_seconds": 5}, "application/json"
+    )
     assert again.status_code == 409
     assert again.json()["error"]["field"] == "reason"
     revised = client.post(
-        decision_url, {"decision": "accept", "reason": "Misread."}, "application/json"
+        decision_url,
+        {"decision": "accept", "reason": "Misread.", "elapsed_seconds": 8},
+        "application/json",
     )
     assert revised.status_code == 200
     assert AuditEntry.objects.filter(action="oversight_item.revise").count() == 1
+    item.refresh_from_db()
+    assert (item.decision, item.seconds_spent) == ("accept", 50)
     bad = client.post(
         decision_url,
-        json.dumps({"decision": "accept", "flags": ["s99"], "reason": "x"}),
+        json.dumps({"decision": "accept", "flags": ["s99"], "reason": "x", "elapsed_seconds": 1}),
         content_type="application/json",
     )
     assert bad.status_code == 400
     assert bad.json()["error"]["field"] == "flags[0]"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"decision": "reject", "flags": ["s1"]}, "This field is required."),
+        ({"decision": "reject", "elapsed_seconds": None}, "This field may not be null."),
+        ({"decision": "reject", "elapsed_seconds": -3}, "greater than or equal to 0"),
+    ],
+)
+def test_the_decision_api_requires_the_time_spent(grading_world, study, body, message):
+    """A decision without its time would count 0 s and lower the study's mean review time."""
+    reviewer = grading_world.graders[0]
+    item = items_of(study, reviewer)[0]
+    response = browser(reviewer).post(
+        reverse("api-grading-oversight-decision", args=[item.public_id]),
+        json.dumps(body),
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["field"] == "elapsed_seconds" and message in error["message"]
+    item.refresh_from_db()
+    assert (item.decision, item.seconds_spent, item.decided_at) == ("", 0, None)
+    assert not AuditEntry.objects.filter(action__startswith="oversight_item.").exists()
+
+
+def test_the_api_closes_a_study_for_the_owner_only(grading_world, study):
+    url = reverse("api-grading-oversight-close", args=[grading_world.use_case.key, study.public_id])
+    assert browser(grading_world.outsider).post(url).status_code == 404
+    for user in (grading_world.graders[0], grading_world.reviewer, grading_world.model_owner):
+        assert browser(user).post(url).status_code == 403
+    study.refresh_from_db()
+    assert study.status == "open" and study.closed_at is None
+    assert not AuditEntry.objects.filter(action="oversight_study.close").exists()
+    response = browser(grading_world.owner).post(url)
+    assert response.status_code == 200
+    data = response.json()
+    assert (data["public_id"], data["status"], data["items"]) == (study.public_id, "closed", 20)
+    assert data["closed_at"] is not None
+    study.refresh_from_db()
+    assert study.status == "closed"
+    again = browser(grading_world.owner).post(url)
+    assert again.status_code == 409 and again.json()["error"]["field"] == "status"
+    assert AuditEntry.objects.filter(action="oversight_study.close").count() == 1
+    item = items_of(study, grading_world.graders[0])[0]
+    refused = browser(grading_world.graders[0]).post(
+        reverse("api-grading-oversight-decision", args=[item.public_id]),
+        {"decision": "accept", "elapsed_seconds": 3},
+        "application/json",
+    )
+    assert refused.status_code == 409 and refused.json()["error"]["field"] == "study"

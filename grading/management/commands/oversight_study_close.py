@@ -1,8 +1,8 @@
 """``enterpriseval oversight_study_close``: close an oversight study to further decisions.
 
-As the "Close study" button of the study's page (charter owner only): no decision or revision
-is accepted afterwards, and its results are final. ``--format json`` prints the study as the
-API lists it.
+As the "Close study" button of the study's page and ``POST …/oversight/<id>/close/`` (charter
+owner only): no decision or revision is accepted afterwards, and its results are final.
+``--format json`` prints the study as the API returns it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""``enterpriseval agreement``: a grading session's agreement per rubric field.
+
+As the agreement page and ``GET …/grading/sessions/<id>/agreement/`` (charter owner, reviewer
+or adjudicator; graders are refused): κ or α per rubric field with its bootstrap interval
+against the charter's κ target, and which human-graded metrics may enter the gate under the
+charter's agreement rule, with the reason (SPEC §5.1). ``--format json`` prints what that
+endpoint returns, per-grader statistics included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+from django.http import Http404
+
+from charters.management.cli import (
+    add_actor,
+    add_format,
+    refusal,
+    table,
+    use_case_as,
+    user_named,
+    write_json,
+)
+from grading.api.agreement import AgreementOutput
+from grading.selectors.agreement import agreement_report
+from grading.selectors.sessions import session_access, session_get
+
+SYMBOLS = {"cohen_kappa": "κ", "krippendorff_alpha": "α"}
+
+
+def interval(point: float | None, lo: float | None, hi: float | None, text: str) -> str:
+    """Return ``point [lo, hi]``, or — where the statistic is undefined."""
+    if point is None or point != point:
+        return "—"
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return text
+    return f"{text} [{lo:.2f}, {hi:.2f}]"
+
+
+class Command(BaseCommand):
+    help = (
+        "Print a grading session's agreement per rubric field against the κ target and which "
+        "human-graded metrics may enter the gate."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--use-case", required=True, help="Use-case key.")
+        parser.add_argument("--session", required=True, help="Public id of the session.")
+        add_actor(parser, "a charter owner, reviewer or adjudicator of the use case")
+        add_format(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        actor = user_named(options["actor"])
+        use_case = use_case_as(actor, options["use_case"], session_access)
+        try:
+            session = session_get(use_case=use_case, public_id=options["session"])
+        except Http404:
+            raise refusal(
+                f"--session: no grading session {options['session']!r} in {use_case.key}"
+            ) from None
+        report = agreement_report(session=session)
+        if options["format"] == "json":
+            write_json(self.stdout, AgreementOutput(report).data)
+            return
+        self.stdout.write(
+            f"Agreement in session {session.public_id} ({session.name}) of {use_case.key}: "
+            f"{report.artefacts_complete} of {report.artefacts_total} artefacts graded by every "
+            f"grader; κ target {report.kappa_target:g}, {100 * report.confidence:g}% bootstrap "
+            "intervals."
+        )
+        rows = [
+            (
+                row.agreement.field,
+                SYMBOLS.get(row.agreement.statistic, row.agreement.statistic),
+                interval(row.agreement.point, row.agreement.lo, row.agreement.hi, row.point_text),
+                row.agreement.n_units,
+                "yes" if row.passes else "no",
+            )
+            for row in report.fields
+        ]
+        self.stdout.write(table(rows, ("field", "statistic", "value", "units", "≥ target")))
+        eligibility = [
+            (
+                row.metric_id,
+                {True: "eligible", False: "not eligible", None: "—"}[row.eligible],
+                row.reason,
+            )
+            for row in report.eligibility
+        ]
+        self.stdout.write(table(eligibility, ("metric", "gate", "why")))
