@@ -1,9 +1,10 @@
 """Re-derive a recorded decision of the demo independently of the product's estimators.
 
 Issue 16's acceptance: from the demo's evidence — the session's final labels as the
-``grades_export --final --provenance`` file writes them, and each output's units from the
-database — recompute every gated metric's point and conservative bound with statsmodels and
-scipy only, then each status and the decision, and compare them with the stored decision.
+``grades_export --final --provenance --as demo-reviewer`` file writes them, and each output's
+units from the database — recompute every gated metric's point and conservative bound with
+statsmodels and scipy only, then each status and the decision, and compare them with the
+stored decision.
 
 The method, written from SPEC §4, §5.2, §5.3 and §6.1 rather than from the product's code:
 

@@ -170,7 +170,8 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         assert decision.record["value"]["currency"] == "GBP"
         assert f"value V_annual GBP {decision.record['value']['point']:,.0f} per year" in section
     # Issue 16's acceptance: each decision re-derived independently (statsmodels and scipy)
-    # from the session's final labels as `grades_export --final --provenance` writes them.
+    # from the session's final labels as `grades_export --final --provenance --as
+    # demo-reviewer` writes them for the reviewer (second line) who checks the decision.
     export = tmp_path.parent / "final-grades.jsonl"
     call_command(
         "grades_export",
@@ -179,6 +180,7 @@ def test_the_demo_runs_end_to_end_and_again_without_duplicating_anything(tmp_pat
         final=True,
         provenance=True,
         output=str(export),
+        actor="demo-reviewer",
         stdout=StringIO(),
     )
     for decision in decisions:

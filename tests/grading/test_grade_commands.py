@@ -8,8 +8,13 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
+from charters.models import Role
+from charters.services.use_cases import membership_grant
 from demo.testing.grading import fill
 from grading.models import AssignmentStatus
 from grading.services.grades import assignment_submit
@@ -22,7 +27,8 @@ def submit_all(world) -> None:
             assignment_submit(actor=grader, assignment=assignment)
 
 
-def export(world, *options: str) -> tuple[str, str]:
+def export(world, *options: str, actor: str = "demo-owner") -> tuple[str, str]:
+    """Run the export as ``actor`` (the charter owner by default); return its output and errors."""
     stdout, stderr = StringIO(), StringIO()
     call_command(
         "grades_export",
@@ -31,10 +37,16 @@ def export(world, *options: str) -> tuple[str, str]:
         "--session",
         world.session.public_id,
         *options,
+        "--as",
+        actor,
         stdout=stdout,
         stderr=stderr,
     )
     return stdout.getvalue(), stderr.getvalue()
+
+
+def person(world, persona: str):
+    return world.graders[0] if persona == "grader" else getattr(world, persona)
 
 
 def import_file(world, path) -> tuple[str, str, CommandError | None]:
@@ -148,3 +160,129 @@ def test_bad_options_exit_2_naming_the_option(grading_world, tmp_path, arguments
         )
     assert raised.value.returncode == 2
     assert fragment in str(raised.value)
+
+
+PROVENANCE_KEYS = {"kind", "run", "sigma", "stratum", "inclusion_probability"}
+
+
+@pytest.mark.parametrize("persona", ["owner", "reviewer", "adjudicator"])
+def test_the_owner_reviewer_and_adjudicator_export_with_provenance(grading_world, persona):
+    submit_all(grading_world)
+    out, _err = export(
+        grading_world, "--final", "--provenance", actor=person(grading_world, persona).username
+    )
+    lines = [json.loads(line) for line in out.splitlines()]
+    # 4 outputs sampled from each of the 2 runs, one line per artefact under --final.
+    assert len(lines) == 8
+    assert all(line.keys() >= PROVENANCE_KEYS for line in lines)
+    assert {line["sigma"] for line in lines} == {
+        run.configuration.name for run in grading_world.runs
+    }
+
+
+NEEDS_A_ROLE = (
+    "--as: This needs one of these roles on {key}: Adjudicator, Charter owner, "
+    "Second-line reviewer / risk committee."
+)
+
+
+@pytest.mark.parametrize("provenance", [False, True])
+@pytest.mark.parametrize(
+    ("persona", "message"),
+    [
+        ("grader", NEEDS_A_ROLE),
+        ("model_owner", NEEDS_A_ROLE),
+        ("outsider", "--as: outsider holds no role on {key}"),
+    ],
+)
+def test_a_grader_the_model_owner_and_an_outsider_are_refused_and_nothing_is_written(
+    grading_world, tmp_path, persona, message, provenance
+):
+    submit_all(grading_world)
+    target = tmp_path / "grades.jsonl"
+    options = ["--final", "--provenance"] if provenance else []
+    for output in (["--output", str(target)], []):
+        with pytest.raises(CommandError) as raised:
+            export(grading_world, *options, *output, actor=person(grading_world, persona).username)
+        assert raised.value.returncode == 2
+        assert str(raised.value) == message.format(key=grading_world.use_case.key)
+        assert not target.exists()
+
+
+def test_a_grader_who_also_adjudicates_on_the_use_case_is_refused_provenance(
+    grading_world, tmp_path
+):
+    grader = grading_world.graders[1]
+    membership_grant(
+        actor=grading_world.owner,
+        use_case=grading_world.use_case,
+        user=grader,
+        role=Role.ADJUDICATOR,
+    )
+    target = tmp_path / "grades.jsonl"
+    with pytest.raises(CommandError) as raised:
+        export(grading_world, "--provenance", "--output", str(target), actor=grader.username)
+    assert raised.value.returncode == 2
+    assert str(raised.value).startswith(
+        f"--as: Graders do not act in other roles on {grading_world.use_case.key}"
+    )
+    assert not target.exists()
+
+
+def test_an_unknown_user_exits_2_naming_as(grading_world, tmp_path):
+    target = tmp_path / "grades.jsonl"
+    with pytest.raises(CommandError) as raised:
+        export(grading_world, "--output", str(target), actor="nobody")
+    assert raised.value.returncode == 2 and str(raised.value) == "--as: no user 'nobody'"
+    assert not target.exists()
+
+
+def test_export_without_as_is_a_usage_error(grading_world):
+    with pytest.raises(CommandError, match="--as"):
+        call_command(
+            "grades_export",
+            "--use-case",
+            grading_world.use_case.key,
+            "--session",
+            grading_world.session.public_id,
+            stdout=StringIO(),
+        )
+
+
+#: (page, API, command) for grades with provenance: who may have them, and how others are told.
+ADMITTED = {
+    "owner": (200, 200, True),
+    "reviewer": (200, 200, True),
+    "adjudicator": (200, 200, True),
+    "model_owner": (403, 403, False),
+    "grader": (403, 403, False),
+    "outsider": (404, 404, False),
+}
+
+
+@pytest.mark.parametrize("persona", sorted(ADMITTED))
+def test_the_command_gives_provenance_to_exactly_whom_the_page_and_the_api_give_it(
+    grading_world, persona
+):
+    submit_all(grading_world)
+    user = person(grading_world, persona)
+    args = [grading_world.use_case.key, grading_world.session.public_id]
+    page_client = Client()
+    page_client.force_login(user)
+    page = page_client.get(
+        reverse("grading-session-export", args=args), {"final": "1", "provenance": "1"}
+    )
+    api_client = APIClient()
+    api_client.force_authenticate(user)
+    api = api_client.get(
+        reverse("api-grading-session-grades", args=args), {"final": "1", "provenance": "1"}
+    )
+    try:
+        out, _err = export(grading_world, "--final", "--provenance", actor=user.username)
+    except CommandError as error:
+        assert error.returncode == 2
+        out = None
+    assert (page.status_code, api.status_code, out is not None) == ADMITTED[persona]
+    if out is not None:
+        assert out.encode() == b"".join(page.streaming_content)
+        assert out.encode() == b"".join(api.streaming_content)

@@ -183,14 +183,16 @@ def run_command(name: str, world, *options: str) -> tuple[str, str, CommandError
 
 def test_the_cli_exports_the_verdicts_and_refuses_a_right_label_outside_the_set(world, tmp_path):
     grade_session(world.session)
-    out, _err, failure = run_command("grades_export", world, "--final")
+    out, _err, failure = run_command(
+        "grades_export", world, "--final", "--as", world.owner.username
+    )
     assert failure is None
     lines = [json.loads(line) for line in out.splitlines()]
     assert len(lines) == 6
     for line in lines:
         assert set(line["grades"]["label"]) <= {"label_correct", "correct_label"}
         assert line["grades"]["acceptable"]["acceptable"] in ("Y", "N")
-    out, _err, failure = run_command("grades_export", world)
+    out, _err, failure = run_command("grades_export", world, "--as", world.owner.username)
     line = json.loads(out.splitlines()[0])
     line["grades"]["label"] = {"label_correct": "N", "correct_label": "effective"}
     path = tmp_path / "grades.jsonl"

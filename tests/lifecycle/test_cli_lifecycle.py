@@ -153,7 +153,13 @@ def test_a_use_case_reaches_a_signed_scorecard_by_the_command_line_only(db, tmp_
     public_id = session["public_id"]
     assert session["sample_size"] == 4 and len(session["artefacts"]) == 4
     template, grades = tmp_path / "template.jsonl", tmp_path / "grades.jsonl"
-    cli("grades_export", f"--use-case={KEY}", f"--session={public_id}", f"--output={template}")
+    cli(
+        "grades_export",
+        f"--use-case={KEY}",
+        f"--session={public_id}",
+        f"--output={template}",
+        "--as=olivia",
+    )
     disputed = min(a["public_id"] for a in session["artefacts"])
     graded(template, grades, dissenting=("gabe", disputed))
     cli(

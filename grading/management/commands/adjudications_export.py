@@ -6,11 +6,14 @@ import sys
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.http import Http404
 
+from charters.management.cli import add_actor, refusal, user_named
 from grading.management.commands.grades_export import INVALID_INPUT
 from grading.models import GradingSession
-from grading.selectors.adjudication import adjudications_file
+from grading.selectors.adjudication import adjudication_access, adjudications_file
 
 
 class Command(BaseCommand):
@@ -22,9 +25,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--session", required=True, help="Public id of the session.")
         parser.add_argument("--output", help="File to write (default: standard output).")
+        add_actor(parser, "a named adjudicator of the session, or the charter owner or reviewer")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        session = session_named(options["session"])
+        actor = user_named(options["actor"])
+        session = adjudication_session_as(actor, options["session"])
         lines = adjudications_file(session=session)
         if not options["output"]:
             out = getattr(self.stdout, "_out", sys.stdout)
@@ -46,6 +51,23 @@ def session_named(public_id: str) -> GradingSession:
     session = GradingSession.objects.select_related("use_case").filter(public_id=public_id).first()
     if session is None:
         raise CommandError(f"--session: no grading session {public_id!r}", returncode=INVALID_INPUT)
+    return session
+
+
+def adjudication_session_as(actor: Any, public_id: str) -> GradingSession:
+    """Return the session ``public_id`` if ``actor`` may read its adjudication queue.
+
+    The check of the adjudication pages and API (``adjudication_access``): to an outsider the
+    session does not exist (``--session``); a grader, or a member with no role on the queue,
+    is refused naming ``--as``.
+    """
+    session = session_named(public_id)
+    try:
+        adjudication_access(actor, session.use_case.key, public_id)
+    except Http404:
+        raise refusal(f"--session: no grading session {public_id!r}") from None
+    except PermissionDenied as error:
+        raise refusal(f"--as: {error}") from None
     return session
 
 

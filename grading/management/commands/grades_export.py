@@ -6,10 +6,11 @@ import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.http import Http404
 
-from charters.models import UseCase
+from charters.management.cli import add_actor, refusal, use_case_as, user_named
 from grading.models import GradingSession
-from grading.selectors.sessions import grades_file
+from grading.selectors.sessions import grades_file, session_access, session_get
 
 INVALID_INPUT = 2
 
@@ -32,9 +33,11 @@ class Command(BaseCommand):
             help="Add kind, run, σ, repeat, stratum and π to each line (never give it to graders).",
         )
         parser.add_argument("--output", help="File to write (default: standard output).")
+        add_actor(parser, "a charter owner, reviewer or adjudicator of the use case (not a grader)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        session = session_for(options["use_case"], options["session"])
+        actor = user_named(options["actor"])
+        session = session_as(actor, options["use_case"], options["session"])
         lines = grades_file(
             session=session, final=options["final"], provenance=options["provenance"]
         )
@@ -51,18 +54,15 @@ class Command(BaseCommand):
         self.stderr.write(f"{options['output']}: {count} line(s) of session {session.name}")
 
 
-def session_for(key: str, public_id: str) -> GradingSession:
-    """Return the session ``public_id`` of use case ``key``, or exit 2 naming the option."""
-    use_case = UseCase.objects.filter(key=key).first()
-    if use_case is None:
-        raise CommandError(f"--use-case: no use case {key!r}", returncode=INVALID_INPUT)
-    session = (
-        GradingSession.objects.select_related("use_case")
-        .filter(use_case=use_case, public_id=public_id)
-        .first()
-    )
-    if session is None:
-        raise CommandError(
-            f"--session: no grading session {public_id!r} in {key}", returncode=INVALID_INPUT
-        )
-    return session
+def session_as(actor: Any, key: str, public_id: str, *, write: bool = False) -> GradingSession:
+    """Return the session ``public_id`` of use case ``key`` if ``actor`` may see (``write``) it.
+
+    The check of the session's pages and API (``session_access``): graders, and members
+    without a management role, are refused naming ``--as``; an unknown session naming
+    ``--session``.
+    """
+    use_case = use_case_as(actor, key, session_access, write=write)
+    try:
+        return session_get(use_case=use_case, public_id=public_id)
+    except Http404:
+        raise refusal(f"--session: no grading session {public_id!r} in {key}") from None

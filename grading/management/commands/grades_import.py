@@ -6,13 +6,13 @@ import os
 import sys
 from typing import Any, BinaryIO
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from charters.management.cli import user_named
 from enterpriseval.errors import ServiceError
-from grading.management.commands.grades_export import INVALID_INPUT, session_for
+from grading.management.commands.grades_export import INVALID_INPUT, session_as
 from grading.services.grade_import import grades_import
 
 PROGRESS_MIN_BYTES = 1024 * 1024
@@ -34,10 +34,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        session = session_for(options["use_case"], options["session"])
-        actor = get_user_model().objects.filter(username=options["actor"]).first()
-        if actor is None:
-            raise CommandError(f"--as: no user {options['actor']!r}", returncode=INVALID_INPUT)
+        actor = user_named(options["actor"])
+        session = session_as(actor, options["use_case"], options["session"], write=True)
         path = options["file"]
         try:
             with open(path, "rb") as fileobj:
