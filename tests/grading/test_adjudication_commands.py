@@ -14,7 +14,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from charters.models import Role
-from charters.services.use_cases import membership_grant
+from charters.services.use_cases import membership_grant, membership_revoke
 from demo.testing.grading import grade_apart
 from grading.adjudication_io import dump_line
 from grading.models import Adjudication
@@ -222,7 +222,7 @@ def test_import_refusals_name_the_option(grading_world, tmp_path):
         (["--session", "nosuch", "x.jsonl", "--as", adjudicator], "--session: no grading session"),
         (["--session", session, "x.jsonl", "--as", "nobody"], "--as: no user"),
         (["--session", session, str(tmp_path / "absent.jsonl"), "--as", adjudicator], "FILE:"),
-        (["--session", session, str(tmp_path), "--as", grading_world.owner.username], "FILE:"),
+        (["--session", session, str(tmp_path), "--as", adjudicator], "FILE:"),
     ):
         with pytest.raises(CommandError, match=message) as raised:
             run("adjudications_import", *args)
@@ -238,6 +238,40 @@ def test_import_refusals_name_the_option(grading_world, tmp_path):
             "--as",
             grading_world.owner.username,
         )
+
+
+@pytest.mark.parametrize("command", ["adjudications_import", "adjudication_take"])
+def test_a_named_adjudicator_whose_role_was_revoked_resolves_nothing(
+    grading_world, tmp_path, command
+):
+    # Named on the session but no longer an adjudicator of the use case: the web refuses
+    # (adjudication_access, write), and so must the commands, before reading anything.
+    artefact = first(grading_world)
+    grade_apart(artefact)
+    adjudicator = grading_world.adjudicator
+    membership_revoke(
+        actor=grading_world.owner,
+        use_case=grading_world.session.use_case,
+        user=adjudicator,
+        role=Role.ADJUDICATOR,
+    )
+    assert grading_world.session.adjudicators.filter(pk=adjudicator.pk).exists()
+    session = grading_world.session.public_id
+    filled = tmp_path / "filled.jsonl"
+    filled.write_bytes(b"")
+    args = (
+        [session, str(filled)]
+        if command == "adjudications_import"
+        else [session, "--artefact", artefact.public_id, "--grader", "1"]
+    )
+    with pytest.raises(CommandError) as raised:
+        run(command, "--session", *args, "--as", adjudicator.username)
+    assert raised.value.returncode == 2
+    assert str(raised.value) in (
+        "--as: Only the session's named adjudicators resolve its disagreements.",
+        f"--session: no grading session {session!r}",
+    )
+    assert not Adjudication.objects.exists()
 
 
 def test_take_a_graders_values_for_fields_or_all(grading_world):

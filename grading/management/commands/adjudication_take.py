@@ -7,7 +7,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from enterpriseval.errors import ServiceError
-from grading.management.commands.adjudications_export import adjudicator_named, session_named
+from grading.management.commands.adjudications_export import (
+    adjudication_session_as,
+    adjudicator_named,
+)
 from grading.management.commands.grades_export import INVALID_INPUT
 from grading.services.adjudication import ALL, adjudication_take
 
@@ -36,8 +39,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        session = session_named(options["session"])
+        # The user first, then the web's check: to an outsider the session does not exist.
         actor = adjudicator_named(options["actor"])
+        session = adjudication_session_as(actor, options["session"], write=True)
         artefact = session.artefacts.filter(public_id=options["artefact"]).first()
         if artefact is None:
             raise CommandError(

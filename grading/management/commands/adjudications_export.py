@@ -54,16 +54,17 @@ def session_named(public_id: str) -> GradingSession:
     return session
 
 
-def adjudication_session_as(actor: Any, public_id: str) -> GradingSession:
-    """Return the session ``public_id`` if ``actor`` may read its adjudication queue.
+def adjudication_session_as(actor: Any, public_id: str, *, write: bool = False) -> GradingSession:
+    """Return the session ``public_id`` if ``actor`` may read (``write``: resolve) its queue.
 
     The check of the adjudication pages and API (``adjudication_access``): to an outsider the
     session does not exist (``--session``); a grader, or a member with no role on the queue,
-    is refused naming ``--as``.
+    is refused naming ``--as``; with ``write`` only a named adjudicator who still holds the
+    adjudicator role passes.
     """
     session = session_named(public_id)
     try:
-        adjudication_access(actor, session.use_case.key, public_id)
+        adjudication_access(actor, session.use_case.key, public_id, write=write)
     except Http404:
         raise refusal(f"--session: no grading session {public_id!r}") from None
     except PermissionDenied as error:
