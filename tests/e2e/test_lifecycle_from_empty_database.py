@@ -334,9 +334,9 @@ def owner_creates_the_session(people: Browser, page) -> None:
     for label in form.locator("label", has_text="graded · K = 4").all():
         label.locator("input").check()
     form.get_by_label("Sample size").fill(str(SAMPLE_PER_SIGMA))
-    form.get_by_label("gina").check()
-    form.get_by_label("gus").check()
-    form.get_by_label("ada").check()
+    form.get_by_label("gina", exact=True).check()
+    form.get_by_label("gus", exact=True).check()
+    form.get_by_label("ada", exact=True).check()
     form.get_by_label("Seed").fill("2026")
     people.shot(page, "session-new")
     form.get_by_role("button", name="Draw the sample and assign it").click()
