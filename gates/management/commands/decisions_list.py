@@ -41,7 +41,7 @@ class PageQuery:
 
     def __init__(self, path: str, params: dict[str, int]) -> None:
         self.query_params = QueryDict(urlencode(params))
-        self._url = settings.ENTERPRISEVAL_SITE_URL.rstrip("/") + path
+        self._url = str(settings.ENTERPRISEVAL_SITE_URL).rstrip("/") + path
         if params:
             self._url += "?" + urlencode(params)
 
