@@ -79,6 +79,11 @@ def test_the_table_reads_each_metric_as_each_decision_did(world):
         ci_b = f"[{b.ci[0]:.1f}, {b.ci[1]:.1f}]"
         assert ci_a in row and ci_b in row
         assert row.index(ci_a) < row.rindex(ci_b)
+    sign = {"higher": ">", "lower": "<"}
+    for metric in files["a"].values():
+        to = sign[metric.direction]
+        expected = [f"{to}{metric.theta_out:g}", f"{to}{metric.theta_in:g}"]
+        assert rows[metric.id].split()[1:3] == expected
 
 
 @pytest.mark.parametrize(

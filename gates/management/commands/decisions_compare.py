@@ -23,7 +23,7 @@ from charters.management.cli import (
     write_json,
 )
 from gates.api import comparison_data
-from gates.formatting import format_ci, format_number
+from gates.formatting import DIRECTION_SIGN, format_ci, format_number
 from gates.selectors import decision_comparison, decision_use_case_for
 
 
@@ -78,8 +78,8 @@ class Command(BaseCommand):
         rows = [
             (
                 m["id"],
-                f"{m['theta_out']:g}",
-                f"{m['theta_in']:g}",
+                f"{DIRECTION_SIGN[m['direction']]}{m['theta_out']:g}",
+                f"{DIRECTION_SIGN[m['direction']]}{m['theta_in']:g}",
                 *_side(m["a"]),
                 *_side(m["b"]),
             )
