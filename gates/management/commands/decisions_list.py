@@ -1,0 +1,106 @@
+"""``enterpriseval decisions_list``: the recorded decisions of a use case, newest first.
+
+As the decisions page and ``GET /api/v1/use-cases/<key>/decisions/``: the same access check
+(graders refused even holding another role, outsiders refused), the same selector and, with
+``--format json``, the API's page: ``count``, ``next``, ``previous`` (links on
+``ENTERPRISEVAL_SITE_URL``) and ``results`` (the same serializer), ``--limit`` and ``--offset``
+read as the API reads ``limit`` and ``offset``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+from django.http import QueryDict
+from django.urls import reverse
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+
+from charters.management.cli import (
+    add_actor,
+    add_format,
+    table,
+    use_case_as,
+    user_named,
+    write_json,
+)
+from gates.api import DecisionOutput
+from gates.formatting import format_number
+from gates.selectors import decision_list, decision_use_case_for
+
+
+class PageQuery:
+    """What ``LimitOffsetPagination`` reads of a request: its query and its absolute address.
+
+    The address is the list endpoint's on ``ENTERPRISEVAL_SITE_URL`` (the links in e-mails
+    start there too), so ``next`` and ``previous`` are the links the API would give.
+    """
+
+    def __init__(self, path: str, params: dict[str, int]) -> None:
+        self.query_params = QueryDict(urlencode(params))
+        self._url = str(settings.ENTERPRISEVAL_SITE_URL).rstrip("/") + path
+        if params:
+            self._url += "?" + urlencode(params)
+
+    def build_absolute_uri(self) -> str:
+        return self._url
+
+
+class Command(BaseCommand):
+    help = (
+        "List the recorded decisions of a use case, newest first (status, binding metric, EI, "
+        "charter version, σ, run); graders and outsiders are refused as on the page."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--use-case", required=True, help="Use-case key.")
+        parser.add_argument(
+            "--limit", type=int, help="At most this many decisions (the API's limit; 100 if unset)."
+        )
+        parser.add_argument("--offset", type=int, help="Skip this many (the API's offset).")
+        add_actor(parser, "a member of the use case who does not grade on it")
+        add_format(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        actor = user_named(options["actor"])
+        use_case = use_case_as(actor, options["use_case"], decision_use_case_for)
+        params = {name: options[name] for name in ("limit", "offset") if options[name] is not None}
+        query = PageQuery(reverse("api-decision-list", args=[use_case.key]), params)
+        paginator = LimitOffsetPagination()
+        # The paginator reads only query_params and build_absolute_uri() of the request.
+        page = paginator.paginate_queryset(decision_list(use_case=use_case), cast(Request, query))
+        data = DecisionOutput(page, many=True, context={"key": use_case.key}).data
+        if options["format"] == "json":
+            write_json(self.stdout, paginator.get_paginated_response(data).data)
+            return
+        rows = [
+            (
+                d["id"],
+                d["status"],
+                d["binding_metric"] or None,
+                format_number(d["ei"]),
+                f"v{d['charter_version']}",
+                f"{d['configuration']['name']}:{d['configuration']['version']}",
+                d["run"],
+                d["created_by"],
+                d["created_at"],
+            )
+            for d in data
+        ]
+        shown = len(rows)
+        first = paginator.offset + 1 if shown else 0
+        self.stdout.write(
+            f"{paginator.count} decision(s) of {use_case.key}"
+            + (f"; {first}–{paginator.offset + shown} shown" if shown < paginator.count else "")
+            + ", newest first."
+        )
+        if rows:
+            self.stdout.write(
+                table(
+                    rows,
+                    ("id", "status", "binding metric", "EI", "charter", "σ", "run", "by", "at"),
+                )
+            )
