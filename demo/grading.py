@@ -399,6 +399,10 @@ def _adjudicate(
             note="simulated adjudicator: the planted truth",
         )
         done += 1
+        # A sequential session may stop on this final value (SPEC §5.5): it is then closed
+        # and accepts no further adjudication, as the adjudicator's page would say.
+        if not GradingSession.objects.filter(pk=session.pk, status=SessionStatus.OPEN).exists():
+            break
     return done, pending
 
 
