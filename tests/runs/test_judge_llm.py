@@ -192,7 +192,11 @@ def test_many_outputs_are_judged_concurrently_within_the_bound(fake_llm):
     results = asyncio.run(judge_for(fake_llm).ascore_many([ITEM] * 8, concurrency=4))
     elapsed = time.monotonic() - started
     assert len(results) == 8
-    assert 0.4 <= elapsed < 1.2  # two waves of four, not eight calls one after another
+    # Four at a time, never more: the server saw the bound reached (not eight one after
+    # another, not eight at once); the calls took at least two waves of 0.2 s. No upper bound
+    # on wall time: a loaded CI runner is slow, and speed is measured in `make bench`.
+    assert fake_llm.max_in_flight == 4
+    assert elapsed >= 0.4
 
 
 def test_an_unset_api_key_variable_is_a_configuration_error(fake_llm, monkeypatch):
