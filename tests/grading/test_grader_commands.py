@@ -78,6 +78,29 @@ def refused(command: str, actor: str, *options: str) -> str:
     return str(caught.value)
 
 
+def grade(assignment: Assignment, *options: str, actor: str | None = None) -> str:
+    return run(
+        "assignment_grade",
+        actor or assignment.grader.username,
+        "--assignment",
+        assignment.public_id,
+        *options,
+    )
+
+
+def grade_refused(assignment: Assignment, elapsed: str, *options: str) -> str:
+    """Return the refusal of ``assignment_grade`` on ``assignment`` by its grader."""
+    return refused(
+        "assignment_grade",
+        assignment.grader.username,
+        "--assignment",
+        assignment.public_id,
+        "--elapsed-seconds",
+        elapsed,
+        *options,
+    )
+
+
 def api(user) -> APIClient:
     client = APIClient()
     client.force_authenticate(user)
@@ -192,16 +215,7 @@ def test_the_list_takes_as_many_queries_whatever_the_number_of_assignments(
     # The user, the count, the page (each row's session total is a subquery).
     with django_assert_num_queries(3):
         before = as_json("assignments_list", grader.username)
-    session_create(
-        actor=world.owner,
-        use_case=world.use_case,
-        name="Credit memo round 2",
-        runs=world.runs,
-        graders=world.graders,
-        adjudicators=[world.adjudicator],
-        sample_size=6,
-        seed=7,
-    )
+    hostile_session(world)  # two more assignments each
     with django_assert_num_queries(3):
         after = as_json("assignments_list", grader.username)
     assert after["count"] > before["count"]
@@ -221,16 +235,7 @@ def test_show_is_the_api_detail_before_and_after_grading(world, grader):
 
 def test_the_show_table_gives_the_task_text_rubric_values_and_saved_values(world, grader):
     assignment = world.assignments_of(grader)[0]
-    run(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        assignment.public_id,
-        "--elapsed-seconds",
-        "5",
-        "--value",
-        "s1.assertive=N",
-    )
+    grade(assignment, "--elapsed-seconds", "5", "--value", "s1.assertive=N")
     detail = api_detail(grader, assignment)
     out = run("assignment_show", grader.username, "--assignment", assignment.public_id)
     position = f"{detail['position']}/{detail['total']}"
@@ -247,16 +252,6 @@ def test_the_show_table_gives_the_task_text_rubric_values_and_saved_values(world
     missing = ", ".join(f"{m['unit_key']} {m['field']}" for m in detail["missing"])
     assert f"Missing: {missing}" in out
     assert "s1 supported" not in missing and "s1 relevant" in missing
-
-
-def grade(assignment: Assignment, *options: str, actor: str | None = None) -> str:
-    return run(
-        "assignment_grade",
-        actor or assignment.grader.username,
-        "--assignment",
-        assignment.public_id,
-        *options,
-    )
 
 
 def test_a_save_writes_what_the_autosave_endpoint_writes(world, grader):
@@ -381,12 +376,8 @@ def test_a_bad_value_is_refused_naming_it_and_nothing_is_written(world, grader, 
     assignment = world.assignments_of(grader)[0]
     before = written(assignment)
     options = [part for value in values for part in ("--value", value)]
-    assert message in refused(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        assignment.public_id,
-        "--elapsed-seconds",
+    assert message in grade_refused(
+        assignment,
         "10",
         *options,
     )
@@ -399,12 +390,8 @@ def test_a_file_value_is_refused_naming_the_file_unit_and_field(world, grader, t
     values = tmp_path / "values.json"
     values.write_text(json.dumps({"s1": {"assertive": "Y", "relevant": "perhaps"}}), "utf-8")
     before = written(assignment)
-    message = refused(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        assignment.public_id,
-        "--elapsed-seconds",
+    message = grade_refused(
+        assignment,
         "10",
         "--file",
         str(values),
@@ -417,12 +404,8 @@ def test_a_file_value_is_refused_naming_the_file_unit_and_field(world, grader, t
 def test_a_submit_with_a_field_missing_is_refused_naming_it_and_nothing_is_written(world, grader):
     assignment = world.assignments_of(grader)[0]
     before = written(assignment)
-    message = refused(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        assignment.public_id,
-        "--elapsed-seconds",
+    message = grade_refused(
+        assignment,
         "10",
         "--value",
         "s1.assertive=Y",
@@ -440,12 +423,8 @@ def test_elapsed_seconds_is_required_and_checked(world, grader):
     assignment = world.assignments_of(grader)[0]
     with pytest.raises(CommandError, match="--elapsed-seconds"):
         grade(assignment, "--value", "s1.assertive=Y")
-    assert "--elapsed-seconds: " in refused(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        assignment.public_id,
-        "--elapsed-seconds",
+    assert "--elapsed-seconds: " in grade_refused(
+        assignment,
         "-1",
         "--value",
         "s1.assertive=Y",
@@ -479,23 +458,15 @@ def test_a_closed_session_and_a_submitted_assignment_are_refused_as_the_api_refu
     path = f"/api/v1/grading/assignments/{first.public_id}/"
     change = {"changes": [{"unit_key": "s1", "field": "relevant", "value": "N"}]}
     assert api(grader).post(f"{path}grades/", change, format="json").status_code == 400
-    assert "--reason: " in refused(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        first.public_id,
-        "--elapsed-seconds",
+    assert "--reason: " in grade_refused(
+        first,
         "3",
         "--value",
         "s1.relevant=N",
     )
     assert api(grader).post(f"{path}submit/", {}, format="json").status_code == 409
-    assert refused(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        first.public_id,
-        "--elapsed-seconds",
+    assert grade_refused(
+        first,
         "3",
         "--submit",
     ) == ("--submit: This assignment is already submitted.")
@@ -504,12 +475,8 @@ def test_a_closed_session_and_a_submitted_assignment_are_refused_as_the_api_refu
     api_path = f"/api/v1/grading/assignments/{second.public_id}/grades/"
     response = api(grader).post(api_path, {"changes": []}, format="json")
     assert response.status_code == 409
-    assert refused(
-        "assignment_grade",
-        grader.username,
-        "--assignment",
-        second.public_id,
-        "--elapsed-seconds",
+    assert grade_refused(
+        second,
         "3",
         "--value",
         "s1.assertive=Y",
