@@ -235,8 +235,13 @@ def test_show_is_the_api_detail_before_and_after_grading(world, grader):
 
 def test_the_show_table_gives_the_task_text_rubric_values_and_saved_values(world, grader):
     assignment = world.assignments_of(grader)[0]
-    grade(assignment, "--elapsed-seconds", "5", "--value", "s1.assertive=N")
+    saved = grade(assignment, "--elapsed-seconds", "5", "--value", "s1.assertive=N")
     detail = api_detail(grader, assignment)
+    first_five = ", ".join(f"{m['unit_key']} {m['field']}" for m in detail["missing"][:5])
+    assert saved.strip() == (
+        f"Saved 1 value(s) on assignment {assignment.public_id}: in_progress, 5 s spent; "
+        f"{len(detail['missing'])} missing: {first_five} and {len(detail['missing']) - 5} more."
+    )
     out = run("assignment_show", grader.username, "--assignment", assignment.public_id)
     position = f"{detail['position']}/{detail['total']}"
     assert out.startswith(f"assignment {assignment.public_id}: {position} of session ")

@@ -182,7 +182,8 @@ class Command(BaseCommand):
             self.stdout.write(terminal_json(data))
             return
         listed = ", ".join(f"{unit_key} {field}" for unit_key, field in missing[:5])
-        still = f"{len(missing)} missing: {listed}" + (" …" if len(missing) > 5 else "")
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        still = f"{len(missing)} missing: {listed}{more}"
         self.stdout.write(
             terminal_text(
                 f"Saved {count} value(s) on assignment {assignment.public_id}: {data['status']}, "
