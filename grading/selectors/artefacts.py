@@ -7,9 +7,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
 from django.http import Http404
 
-from charters.models import GuidanceItem, KeyElement, SourceChunk, Task, TaskSet
+from charters.models import GuidanceItem, KeyElement, Role, SourceChunk, Task, TaskSet
 from grading.models import (
     Adjudication,
     ArtefactKind,
@@ -154,17 +155,33 @@ def _gold_ids(task_pks: Iterable[int]) -> dict[int, tuple[list[str], list[str]]]
     return gold
 
 
+def graders_own(user: AbstractBaseUser) -> QuerySet[Assignment]:
+    """Return ``user``'s assignments on the use cases where they still hold the grader role.
+
+    A grader whose role is revoked loses every assignment of that use case at once, in the
+    web app, the API and the command line: each is then a 404, as anyone else's is. Grades
+    already submitted stay in the record (they were given under the role). One join, no
+    further query.
+    """
+    return Assignment.objects.filter(
+        grader=user,
+        session__use_case__memberships__user=user,
+        session__use_case__memberships__role=Role.GRADER,
+    )
+
+
 def assignment_for_grader(
     user: AbstractBaseUser | AnonymousUser, public_id: str, *, for_write: bool = False
 ) -> Assignment:
     """Return the grader's own assignment; anyone else's (or none) is a 404 (SPEC §5.1).
 
-    ``for_write``: only its key, for a service that locks the row and reads what it needs
-    (an autosave then builds no artefact, output or task it would not use).
+    Own means given to ``user`` on a use case where they still hold the grader role
+    (:func:`graders_own`). ``for_write``: only its key, for a service that locks the row and
+    reads what it needs (an autosave then builds no artefact, output or task it would not use).
     """
     if not user.is_authenticated:
         raise Http404("No such assignment.")
-    mine = Assignment.objects.filter(public_id=public_id, grader=user)
+    mine = graders_own(user).filter(public_id=public_id)
     if for_write:
         mine = mine.only("pk", "grader_id")
     else:

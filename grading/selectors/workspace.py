@@ -30,6 +30,7 @@ from grading.selectors.artefacts import (
     TaskContext,
     artefact_label,
     artefact_text,
+    graders_own,
     grades_of,
     label_choices,
     task_context,
@@ -85,7 +86,8 @@ def grading_queue(*, user: AbstractBaseUser | AnonymousUser) -> list[QueueSessio
     if not user.is_authenticated:
         return []
     rows = (
-        Assignment.objects.filter(grader=user, session__status=SessionStatus.OPEN)
+        graders_own(user)
+        .filter(session__status=SessionStatus.OPEN)
         .exclude(status=AssignmentStatus.WITHDRAWN)
         .order_by("session__created_at", "session_id", "position")
         .values_list(
@@ -140,7 +142,8 @@ def ended_sessions(*, user: AbstractBaseUser | AnonymousUser) -> list[EndedSessi
     if not user.is_authenticated:
         return []
     rows = (
-        Assignment.objects.filter(grader=user, status=AssignmentStatus.WITHDRAWN)
+        graders_own(user)
+        .filter(status=AssignmentStatus.WITHDRAWN)
         .values("session__name", "session__use_case__key", "session__created_at")
         .annotate(n=Count("pk"))
         .order_by("-session__created_at")
@@ -162,7 +165,7 @@ def assignment_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Assig
         .values("n")
     )
     return (
-        Assignment.objects.filter(grader=user)
+        graders_own(user)
         .select_related("session")
         .annotate(session_total=Subquery(sizes))
         .order_by("-session__created_at", "-session_id", "position")

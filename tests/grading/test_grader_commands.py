@@ -17,13 +17,13 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import transaction
-from django.test import override_settings
+from django.test import Client, override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from charters.models import Role
-from charters.services.use_cases import membership_revoke
+from charters.services.use_cases import membership_grant, membership_revoke
 from demo.testing.grading import (
     EXAMPLES,
     GRADED_TASKS,
@@ -489,18 +489,39 @@ def test_a_closed_session_and_a_submitted_assignment_are_refused_as_the_api_refu
     nothing_written(second, before)
 
 
-def test_a_grader_whose_role_was_revoked_gets_what_the_api_gives(world, grader):
-    """The API reaches an assignment by its grader alone (``assignment_for_grader``): the
-    assignment stays its grader's after the role goes, and the command says the same."""
+def test_a_grader_whose_role_was_revoked_loses_their_assignments_everywhere(world, grader):
+    """Revoking the grader role ends access at once (``graders_own``): the page, the API and
+    the commands answer as for anyone else's assignment, and nothing more can be saved."""
     assignment = world.assignments_of(grader)[0]
+    path = f"/api/v1/grading/assignments/{assignment.public_id}/"
+    assert api(grader).get(path).status_code == 200
     membership_revoke(actor=world.owner, use_case=world.use_case, user=grader, role=Role.GRADER)
-    response = api(grader).get(f"/api/v1/grading/assignments/{assignment.public_id}/")
-    assert response.status_code == 200
-    shown = as_json("assignment_show", grader.username, "--assignment", assignment.public_id)
-    assert shown == response.json()
-    assert as_json("assignments_list", grader.username)["count"] == len(
-        world.assignments_of(grader)
-    )
+    assert api(grader).get(path).status_code == 404
+    assert api(grader).get("/api/v1/grading/assignments/").json()["count"] == 0
+    web = Client()
+    web.force_login(grader)
+    assert web.get(f"/grading/a/{assignment.public_id}/").status_code == 404
+    before = written(assignment)
+    for command, *more in (
+        ("assignment_show",),
+        ("assignment_grade", "--elapsed-seconds", "3", "--value", "s1.assertive=Y"),
+    ):
+        with pytest.raises(CommandError) as refused:
+            call_command(
+                command,
+                "--as",
+                grader.username,
+                "--assignment",
+                assignment.public_id,
+                *more,
+                stdout=io.StringIO(),
+            )
+        assert str(refused.value) == f"--assignment: no assignment {assignment.public_id!r}"
+    assert as_json("assignments_list", grader.username)["count"] == 0
+    nothing_written(assignment, before)
+    # Granted again, the same assignments are theirs again, with what they had saved.
+    membership_grant(actor=world.owner, use_case=world.use_case, user=grader, role=Role.GRADER)
+    assert api(grader).get(path).status_code == 200
 
 
 def hostile_session(world):
