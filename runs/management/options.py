@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -28,7 +29,7 @@ def add_model_owner(parser: CommandParser) -> None:
     )
 
 
-def use_case_and_actor(options: dict[str, Any], *, doing: str) -> tuple[UseCase, Any]:
+def use_case_and_actor(options: Mapping[str, Any], *, doing: str) -> tuple[UseCase, Any]:
     """Return the ``--use-case`` and the user acting on it (:func:`command_actor`).
 
     An unknown use case exits with status 1 naming ``--use-case``: these commands check
