@@ -11,19 +11,19 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import Http404
 from tqdm import tqdm
 
-from charters.models import UseCase
+from charters.models import Charter, UseCase
 from enterpriseval.errors import ServiceError
 
 REFUSED = 2
@@ -76,6 +76,54 @@ def use_case_as(actor: Any, key: str, access: Callable[..., Any], **kwargs: Any)
         raise refusal(f"--as: {actor.get_username()} holds no role on {key}") from None
     except PermissionDenied as error:
         raise refusal(f"--as: {error}") from None
+
+
+class UseCaseCommand(BaseCommand):
+    """A command that acts as the ``--as`` user on the use case ``--use-case``.
+
+    It adds ``--use-case``, then the command's own options (:meth:`add_options`), then
+    ``--as`` (its help names :attr:`who`) and, unless :attr:`formats` is false, ``--format
+    table|json``: the order ``--help`` lists them in. The command's ``handle`` resolves the
+    user and the use case with :meth:`actor_and_use_case`, naming the access check there.
+    """
+
+    #: Who the ``--as`` user must be, as its help ends: "User name of WHO."
+    who: str
+    #: Whether the command prints ``--format json`` as well as a table.
+    formats: bool = True
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--use-case", required=True, help="Use-case key.")
+        self.add_options(parser)
+        add_actor(parser, self.who)
+        if self.formats:
+            add_format(parser)
+
+    def add_options(self, parser: CommandParser) -> None:
+        """Add the command's own options (listed after ``--use-case``, before ``--as``)."""
+
+    def actor_and_use_case(
+        self, options: Mapping[str, Any], access: Callable[..., Any], **kwargs: Any
+    ) -> tuple[Any, Any]:
+        """Return the ``--as`` user and what ``access(actor, KEY, **kwargs)`` returns.
+
+        ``access`` is the check the command's page and API make (:func:`use_case_as`).
+        """
+        actor = user_named(options["actor"])
+        return actor, use_case_as(actor, options["use_case"], access, **kwargs)
+
+
+def add_charter(parser: CommandParser, help: str = "Charter version.") -> None:
+    """Add ``--charter VERSION`` (required; read as ``charter_version``)."""
+    parser.add_argument("--charter", dest="charter_version", type=int, required=True, help=help)
+
+
+def charter_named(use_case: UseCase, version: int) -> Charter:
+    """Return charter ``version`` of ``use_case``, or refuse naming ``--charter``."""
+    charter = Charter.objects.filter(use_case=use_case, version=version).first()
+    if charter is None:
+        raise refusal(f"--charter: {use_case.key} has no charter v{version}")
+    return charter
 
 
 @contextmanager
@@ -152,6 +200,27 @@ def read_text(path: str, option: str) -> str:
         raise refusal(f"{option}: {path} is not UTF-8 text (byte {error.start})") from None
 
 
+def write_lines(
+    stdout: Any, lines: Iterable[bytes], output: str | None, *, refused: Callable[[OSError], str]
+) -> int | None:
+    """Write the UTF-8 ``lines`` to the file ``output`` and return how many were written.
+
+    Without ``output`` they go to the command's standard output as they are (no line end
+    added) and ``None`` is returned. A file that cannot be written refuses with the message
+    ``refused(error)`` returns.
+    """
+    if not output:
+        out = getattr(stdout, "_out", sys.stdout)
+        for line in lines:
+            out.write(line.decode("utf-8"))
+        return None
+    try:
+        with open(output, "wb") as target:
+            return sum(target.write(line) > 0 for line in lines)
+    except OSError as error:
+        raise refusal(refused(error)) from None
+
+
 def write_json(out: TextIO, data: Any) -> None:
     """Write ``data`` as indented JSON (dates and decimals as the API writes them)."""
     out.write(json.dumps(data, indent=2, ensure_ascii=False, cls=DjangoJSONEncoder))
@@ -182,6 +251,27 @@ def progress_bar(stderr: Any, *, total: int, passes: Sequence[str]) -> tqdm:
         disable=total < PROGRESS_MIN_BYTES,
         file=getattr(stderr, "_out", sys.stderr),
     )
+
+
+@contextmanager
+def progress_file(
+    path: str, option: str, *, stderr: Any, passes: Sequence[str]
+) -> Iterator[ProgressFile]:
+    """Open ``path`` for an import: its reads advance a progress bar on ``stderr``.
+
+    A file that cannot be opened refuses naming ``option``; the bar and the file are closed
+    on leaving, refused or not.
+    """
+    try:
+        fileobj = open(path, "rb")  # noqa: SIM115 -- closed below, after the bar
+    except OSError as error:
+        raise refusal(f"{option}: {path}: {error.strerror or error}") from None
+    with fileobj:
+        bar = progress_bar(stderr, total=os.fstat(fileobj.fileno()).st_size, passes=passes)
+        try:
+            yield ProgressFile(fileobj, bar, passes)
+        finally:
+            bar.close()
 
 
 class ProgressFile:

@@ -9,39 +9,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.api.charters import CharterDetailOutput
 from charters.management.charter_files import charter_file, file_report, issue_lines
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusals, write_json
 from charters.models import Role
 from charters.permissions import use_case_for
 from charters.selectors.charters import charter_page
 from charters.services.charters import charter_create
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Create the first charter draft (v1) of a use case from a YAML or JSON charter file "
         "and print its validation; refused if the use case already has a charter."
     )
+    who = "a charter owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--file", required=True, help="Charter document (.yaml or .json).")
-        add_actor(parser, "a charter owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=[Role.CHARTER_OWNER])
+        actor, use_case = self.actor_and_use_case(options, use_case_for, roles=[Role.CHARTER_OWNER])
         path = options["file"]
         document, line_of = charter_file(path, stderr=self.stderr)
         with refusals(source=path, stderr=self.stderr):

@@ -11,51 +11,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from charters.api.charters import CharterDetailOutput
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
-from charters.models import Charter, Role
+from charters.management.cli import UseCaseCommand, add_charter, charter_named, refusals, write_json
+from charters.models import Role
 from charters.permissions import use_case_for
 from charters.selectors.charters import charter_page
 from charters.services.charters import charter_deviation_record
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Record the reason of a draft charter revision that became a deviation when results "
         "were first shown before it was signed; it can be signed afterwards."
     )
+    who = "a charter owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
-        parser.add_argument(
-            "--charter",
-            dest="charter_version",
-            type=int,
-            required=True,
-            help="The draft revision's version.",
-        )
+    def add_options(self, parser: CommandParser) -> None:
+        add_charter(parser, "The draft revision's version.")
         parser.add_argument("--reason", required=True, help="Why the charter changes.")
-        add_actor(parser, "a charter owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=[Role.CHARTER_OWNER])
+        actor, use_case = self.actor_and_use_case(options, use_case_for, roles=[Role.CHARTER_OWNER])
         version = options["charter_version"]
-        charter = Charter.objects.filter(use_case=use_case, version=version).first()
-        if charter is None:
-            raise refusal(f"--charter: {use_case.key} has no charter v{version}")
+        charter = charter_named(use_case, version)
         with refusals({"reason": "--reason", "version": "--charter"}):
             deviation = charter_deviation_record(
                 actor=actor, charter=charter, reason=options["reason"]

@@ -9,43 +9,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.api.charters import SIGNERS, SignatureCreatedOutput
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
-from charters.models import Charter, Role
+from charters.management.cli import UseCaseCommand, add_charter, charter_named, refusals, write_json
+from charters.models import Role
 from charters.permissions import use_case_for
 from charters.services.charters import charter_sign
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = "Sign a draft charter as charter owner, model owner or reviewer; the third freezes it."
+    who = "the signer"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
-        parser.add_argument(
-            "--charter", dest="charter_version", type=int, required=True, help="Charter version."
-        )
+    def add_options(self, parser: CommandParser) -> None:
+        add_charter(parser)
         parser.add_argument("--role", required=True, choices=SIGNERS, help="The role you sign in.")
-        add_actor(parser, "the signer")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=SIGNERS)
-        charter = Charter.objects.filter(
-            use_case=use_case, version=options["charter_version"]
-        ).first()
-        if charter is None:
-            raise refusal(f"--charter: {use_case.key} has no charter v{options['charter_version']}")
+        actor, use_case = self.actor_and_use_case(options, use_case_for, roles=SIGNERS)
+        charter = charter_named(use_case, options["charter_version"])
         with refusals({"role": "--role", "version": "--charter"}):
             signature = charter_sign(actor=actor, charter=charter, role=options["role"])
         if options["format"] == "json":

@@ -8,46 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.api.charters import CharterDetailOutput
 from charters.management.charter_files import charter_file, file_report
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, add_charter, charter_named, refusals, write_json
 from charters.management.commands.charter_create import write_saved
-from charters.models import Charter, Role
+from charters.models import Role
 from charters.permissions import use_case_for
 from charters.selectors.charters import charter_page
 from charters.services.charters import charter_update
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = "Replace a draft charter's content with a YAML or JSON charter file."
+    who = "a charter owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
-        parser.add_argument(
-            "--charter", dest="charter_version", type=int, required=True, help="Charter version."
-        )
+    def add_options(self, parser: CommandParser) -> None:
+        add_charter(parser)
         parser.add_argument("--file", required=True, help="Charter document (.yaml or .json).")
-        add_actor(parser, "a charter owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=[Role.CHARTER_OWNER])
-        charter = Charter.objects.filter(
-            use_case=use_case, version=options["charter_version"]
-        ).first()
-        if charter is None:
-            raise refusal(f"--charter: {use_case.key} has no charter v{options['charter_version']}")
+        actor, use_case = self.actor_and_use_case(options, use_case_for, roles=[Role.CHARTER_OWNER])
+        charter = charter_named(use_case, options["charter_version"])
         path = options["file"]
         document, line_of = charter_file(path, stderr=self.stderr)
         with refusals({"version": "--charter"}, source=path, stderr=self.stderr):

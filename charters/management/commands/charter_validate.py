@@ -9,31 +9,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from charters.api.charters import ValidationReportSerializer
 from charters.management.charter_files import charter_file, file_report, issue_lines
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusal, write_json
 from charters.permissions import use_case_for_unblinded
 from charters.selectors.charters import charter_current, charter_page
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Validate a charter file against the use case (or a stored version): print each "
         "error and warning with its line; exit 2 if there are errors."
     )
+    who = "a member of the use case who does not grade on it"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--file", help="Charter document (.yaml or .json) to check.")
         parser.add_argument(
             "--charter",
@@ -41,13 +34,10 @@ class Command(BaseCommand):
             type=int,
             help="Stored version to check (default: the latest), when no --file is given.",
         )
-        add_actor(parser, "a member of the use case who does not grade on it")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(
-            actor, options["use_case"], use_case_for_unblinded, what="the charter"
+        _actor, use_case = self.actor_and_use_case(
+            options, use_case_for_unblinded, what="the charter"
         )
         if options["file"]:
             source = options["file"]

@@ -10,38 +10,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.api.configurations import ConfigurationDetailOutput
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    read_bytes,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, read_bytes, refusals, write_json
 from charters.selectors.configurations import configuration_use_case_for
 from charters.services.configurations import configuration_upload
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Validate a σ document (YAML or JSON) and freeze it as version n + 1 of --name; "
         "refused, naming each problem's line and field, if it is invalid."
     )
+    who = "a charter owner or model owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True, help="σ name, e.g. gemini-2-5.")
         parser.add_argument("--file", required=True, help="σ document (.yaml, .yml or .json).")
-        add_actor(parser, "a charter owner or model owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], configuration_use_case_for, upload=True)
+        actor, use_case = self.actor_and_use_case(options, configuration_use_case_for, upload=True)
         path = options["file"]
         content = read_bytes(path, "--file")
         with refusals({"name": "--name"}, source=path, stderr=self.stderr):

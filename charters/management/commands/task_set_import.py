@@ -8,21 +8,15 @@ bar (checking, then writing) on standard error.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.api.task_sets import TaskSetOutput
 from charters.management.cli import (
-    ProgressFile,
-    add_actor,
-    add_format,
-    progress_bar,
-    refusal,
+    UseCaseCommand,
+    progress_file,
     refusals,
-    use_case_as,
-    user_named,
     write_json,
 )
 from charters.permissions import use_case_for
@@ -31,40 +25,31 @@ from charters.services.task_sets import IMPORT_ROLES, task_set_import
 PASSES = ("checking", "writing")
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Import a task file (JSONL, docs/formats.md 'Tasks') as version n + 1 of --name, all "
         "or nothing; bad lines are printed as FILE:LINE: FIELD: MESSAGE."
     )
+    who = "a charter owner or model owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True, help="Task-set name, e.g. credit-memo.")
         parser.add_argument("--file", required=True, help="The task file (JSONL).")
-        add_actor(parser, "a charter owner or model owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=IMPORT_ROLES)
+        actor, use_case = self.actor_and_use_case(options, use_case_for, roles=IMPORT_ROLES)
         path = options["file"]
-        try:
-            fileobj = open(path, "rb")  # noqa: SIM115 (closed below, after the import)
-        except OSError as error:
-            raise refusal(f"--file: {path}: {error.strerror or error}") from None
-        bar = progress_bar(self.stderr, total=os.fstat(fileobj.fileno()).st_size, passes=PASSES)
-        try:
-            with refusals({"name": "--name"}, source=path, stderr=self.stderr):
-                task_set = task_set_import(
-                    actor=actor,
-                    use_case=use_case,
-                    name=options["name"],
-                    fileobj=ProgressFile(fileobj, bar, PASSES),  # type: ignore[arg-type]
-                    filename=path,
-                )
-        finally:
-            bar.close()
-            fileobj.close()
+        with (
+            progress_file(path, "--file", stderr=self.stderr, passes=PASSES) as fileobj,
+            refusals({"name": "--name"}, source=path, stderr=self.stderr),
+        ):
+            task_set = task_set_import(
+                actor=actor,
+                use_case=use_case,
+                name=options["name"],
+                fileobj=fileobj,  # type: ignore[arg-type]
+                filename=path,
+            )
         if options["format"] == "json":
             write_json(self.stdout, TaskSetOutput(task_set).data)
             return

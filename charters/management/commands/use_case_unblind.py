@@ -9,41 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.api.charters import UnblindOutput
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusals, write_json
 from charters.models import Role
 from charters.permissions import use_case_for
 from charters.selectors.charters import use_case_first_unblinding
 from charters.services.charters import use_case_unblind
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Record that results are shown, to whom and why; the first time fixes the charter and "
         "makes every later change a deviation."
     )
+    who = "a charter owner or reviewer of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--reason", required=True, help="To whom and why results are shown (at most 300)."
         )
-        add_actor(parser, "a charter owner or reviewer of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(
-            actor, options["use_case"], use_case_for, roles=[Role.CHARTER_OWNER, Role.REVIEWER]
+        actor, use_case = self.actor_and_use_case(
+            options, use_case_for, roles=[Role.CHARTER_OWNER, Role.REVIEWER]
         )
         with refusals({"reason": "--reason", "charter": "--use-case"}):
             event = use_case_unblind(actor=actor, use_case=use_case, reason=options["reason"])

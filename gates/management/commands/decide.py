@@ -5,21 +5,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from charters.models import UseCase
+from charters.management.cli import REFUSED, add_actor, use_case_named, user_named, write_json
 from enterpriseval.errors import ServiceError
 from gates.api import DecisionDetailOutput
-from gates.formatting import format_gate_result, format_structured, format_value
-from gates.selectors import decision_get, decision_inputs, gate_result_from_dict
+from gates.management.options import write_decision
+from gates.selectors import decision_get, decision_inputs
 from gates.services import decision_create
 
-REFUSED = 2
 OPTION_OF_FIELD = {
     "charter": "--charter",
     "run": "--run",
@@ -50,20 +47,12 @@ class Command(BaseCommand):
             type=int,
             help="Id of a completed stress-split run of the same σ, reported apart (SPEC §9).",
         )
-        parser.add_argument(
-            "--as", dest="actor", required=True, help="User name of a charter owner or reviewer."
-        )
+        add_actor(parser, "a charter owner or reviewer")
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        use_case = UseCase.objects.filter(key=options["use_case"]).first()
-        if use_case is None:
-            raise CommandError(
-                f"--use-case: no use case {options['use_case']!r}", returncode=REFUSED
-            )
-        actor = get_user_model().objects.filter(username=options["actor"]).first()
-        if actor is None:
-            raise CommandError(f"--as: no user {options['actor']!r}", returncode=REFUSED)
+        use_case = use_case_named(options["use_case"])
+        actor = user_named(options["actor"])
         try:
             inputs = decision_inputs(
                 use_case=use_case,
@@ -93,16 +82,10 @@ class Command(BaseCommand):
         if options["format"] == "json":
             detail = decision_get(use_case=use_case, pk=decision.pk)
             data = DecisionDetailOutput(detail, context={"key": use_case.key}).data
-            self.stdout.write(json.dumps(data, indent=2, ensure_ascii=False))
+            write_json(self.stdout, data)
             return
         title = (
             f"decision {decision.pk} of {use_case.key}: σ {decision.configuration.name} run "
             f"{decision.run_id}, charter v{decision.charter.version}, SHA-256 {decision.sha256}"
         )
-        self.stdout.write(
-            format_gate_result(gate_result_from_dict(decision.record["gate"]), title=title)
-        )
-        self.stdout.write(format_value(decision.record.get("value")))
-        structured = format_structured(decision.record)
-        if structured:
-            self.stdout.write(structured)
+        write_decision(self.stdout, decision.record, title=title)

@@ -10,31 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    refusals,
-    table,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusal, refusals, table, write_json
 from gates.api import comparison_data
 from gates.formatting import DIRECTION_SIGN, format_ci, format_number
 from gates.selectors import decision_comparison, decision_use_case_for
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Compare two decisions under one charter version: each gated metric as both read it, "
         "the σ components that differ and whether the difference is the model's alone."
     )
+    who = "a member of the use case who does not grade on it"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--decision",
             dest="decisions",
@@ -43,12 +34,9 @@ class Command(BaseCommand):
             required=True,
             help="Decision id; give it twice, A then B.",
         )
-        add_actor(parser, "a member of the use case who does not grade on it")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], decision_use_case_for)
+        _actor, use_case = self.actor_and_use_case(options, decision_use_case_for)
         decisions = options["decisions"]
         if len(decisions) != 2:
             raise refusal(

@@ -13,20 +13,13 @@ from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 from django.http import QueryDict
 from django.urls import reverse
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    table,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, table, write_json
 from gates.api import DecisionOutput
 from gates.formatting import format_number
 from gates.selectors import decision_list, decision_use_case_for
@@ -49,24 +42,21 @@ class PageQuery:
         return self._url
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "List the recorded decisions of a use case, newest first (status, binding metric, EI, "
         "charter version, σ, run); graders and outsiders are refused as on the page."
     )
+    who = "a member of the use case who does not grade on it"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--limit", type=int, help="At most this many decisions (the API's limit; 100 if unset)."
         )
         parser.add_argument("--offset", type=int, help="Skip this many (the API's offset).")
-        add_actor(parser, "a member of the use case who does not grade on it")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], decision_use_case_for)
+        _actor, use_case = self.actor_and_use_case(options, decision_use_case_for)
         params = {name: options[name] for name in ("limit", "offset") if options[name] is not None}
         query = PageQuery(reverse("api-decision-list", args=[use_case.key]), params)
         paginator = LimitOffsetPagination()

@@ -6,12 +6,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from charters.management.cli import add_actor, user_named
 from enterpriseval.errors import ServiceError
-from grading.management.commands.adjudications_export import (
-    adjudication_session_as,
-    adjudicator_named,
-)
+from grading.management.commands.adjudications_export import adjudication_session_as
 from grading.management.commands.grades_export import INVALID_INPUT
+from grading.management.options import add_session
 from grading.services.adjudication import ALL, adjudication_take
 
 
@@ -23,7 +22,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--session", required=True, help="Public id of the session.")
+        add_session(parser)
         parser.add_argument("--artefact", required=True, help="Public id of the artefact.")
         parser.add_argument("--grader", required=True, type=int, help="1 for Grader 1, …")
         parser.add_argument(
@@ -34,13 +33,11 @@ class Command(BaseCommand):
             help="A field to take (repeatable), e.g. s1.relevant; default: every pending field.",
         )
         parser.add_argument("--note", default="", help="A note kept with each final value.")
-        parser.add_argument(
-            "--as", dest="actor", required=True, help="User name of a named adjudicator."
-        )
+        add_actor(parser, "a named adjudicator")
 
     def handle(self, *args: Any, **options: Any) -> None:
         # The user first, then the web's check: to an outsider the session does not exist.
-        actor = adjudicator_named(options["actor"])
+        actor = user_named(options["actor"])
         session = adjudication_session_as(actor, options["session"], write=True)
         artefact = session.artefacts.filter(public_id=options["artefact"]).first()
         if artefact is None:

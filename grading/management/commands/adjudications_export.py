@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.http import Http404
 
-from charters.management.cli import add_actor, refusal, user_named
+from charters.management.cli import add_actor, refusal, user_named, write_lines
 from grading.management.commands.grades_export import INVALID_INPUT
+from grading.management.options import add_session
 from grading.models import GradingSession
 from grading.selectors.adjudication import adjudication_access, adjudications_file
 
@@ -23,7 +22,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--session", required=True, help="Public id of the session.")
+        add_session(parser)
         parser.add_argument("--output", help="File to write (default: standard output).")
         add_actor(parser, "a named adjudicator of the session, or the charter owner or reviewer")
 
@@ -31,19 +30,13 @@ class Command(BaseCommand):
         actor = user_named(options["actor"])
         session = adjudication_session_as(actor, options["session"])
         lines = adjudications_file(session=session)
-        if not options["output"]:
-            out = getattr(self.stdout, "_out", sys.stdout)
-            for line in lines:
-                out.write(line.decode("utf-8"))
-            return
-        try:
-            with open(options["output"], "wb") as target:
-                count = sum(target.write(line) > 0 for line in lines)
-        except OSError as error:
-            raise CommandError(f"--output: {error}", returncode=INVALID_INPUT) from None
-        self.stderr.write(
-            f"{options['output']}: {count} pending field(s) of session {session.name}"
+        count = write_lines(
+            self.stdout, lines, options["output"], refused=lambda error: f"--output: {error}"
         )
+        if count is not None:
+            self.stderr.write(
+                f"{options['output']}: {count} pending field(s) of session {session.name}"
+            )
 
 
 def session_named(public_id: str) -> GradingSession:
@@ -70,11 +63,3 @@ def adjudication_session_as(actor: Any, public_id: str, *, write: bool = False) 
     except PermissionDenied as error:
         raise refusal(f"--as: {error}") from None
     return session
-
-
-def adjudicator_named(username: str) -> Any:
-    """Return the user ``username``, or exit 2 naming ``--as``."""
-    user = get_user_model().objects.filter(username=username).first()
-    if user is None:
-        raise CommandError(f"--as: no user {username!r}", returncode=INVALID_INPUT)
-    return user

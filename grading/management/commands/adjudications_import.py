@@ -6,13 +6,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from charters.management.cli import add_actor, user_named
 from enterpriseval.errors import ServiceError
-from grading.management.commands.adjudications_export import (
-    adjudication_session_as,
-    adjudicator_named,
-)
+from grading.management.commands.adjudications_export import adjudication_session_as
 from grading.management.commands.grades_export import INVALID_INPUT
 from grading.management.commands.grades_import import _located
+from grading.management.options import add_session
 from grading.services.adjudication import adjudications_import
 
 
@@ -25,15 +24,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--session", required=True, help="Public id of the session.")
+        add_session(parser)
         parser.add_argument("file", help="The adjudications file (JSONL).")
-        parser.add_argument(
-            "--as", dest="actor", required=True, help="User name of a named adjudicator."
-        )
+        add_actor(parser, "a named adjudicator")
 
     def handle(self, *args: Any, **options: Any) -> None:
         # The user first, then the web's check: to an outsider the session does not exist.
-        actor = adjudicator_named(options["actor"])
+        actor = user_named(options["actor"])
         session = adjudication_session_as(actor, options["session"], write=True)
         path = options["file"]
         try:

@@ -11,21 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
-from django.http import Http404
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    table,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, table, write_json
 from grading.api.agreement import AgreementOutput
+from grading.management.options import add_session, session_named
 from grading.selectors.agreement import agreement_report
-from grading.selectors.sessions import session_access, session_get
+from grading.selectors.sessions import session_access
 
 SYMBOLS = {"cohen_kappa": "κ", "krippendorff_alpha": "α"}
 
@@ -39,27 +31,19 @@ def interval(point: float | None, lo: float | None, hi: float | None, text: str)
     return f"{text} [{lo:.2f}, {hi:.2f}]"
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Print a grading session's agreement per rubric field against the κ target and which "
         "human-graded metrics may enter the gate."
     )
+    who = "a charter owner, reviewer or adjudicator of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
-        parser.add_argument("--session", required=True, help="Public id of the session.")
-        add_actor(parser, "a charter owner, reviewer or adjudicator of the use case")
-        add_format(parser)
+    def add_options(self, parser: CommandParser) -> None:
+        add_session(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], session_access)
-        try:
-            session = session_get(use_case=use_case, public_id=options["session"])
-        except Http404:
-            raise refusal(
-                f"--session: no grading session {options['session']!r} in {use_case.key}"
-            ) from None
+        _actor, use_case = self.actor_and_use_case(options, session_access)
+        session = session_named(use_case, options["session"])
         report = agreement_report(session=session)
         if options["format"] == "json":
             write_json(self.stdout, AgreementOutput(report).data)

@@ -7,31 +7,30 @@ import sys
 from typing import Any, BinaryIO
 
 from django.core.exceptions import PermissionDenied
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
-from charters.management.cli import user_named
+from charters.management.cli import UseCaseCommand, user_named
 from enterpriseval.errors import ServiceError
-from grading.management.commands.grades_export import INVALID_INPUT, session_as
+from grading.management.commands.grades_export import INVALID_INPUT
+from grading.management.options import add_session, session_as
 from grading.services.grade_import import grades_import
 
 PROGRESS_MIN_BYTES = 1024 * 1024
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Import grades made in another tool (docs/formats.md 'Grades (JSONL)') into a grading "
         "session's assignments, all or nothing. On any bad line nothing is imported, every "
         "error is printed as FILE:LINE: FIELD: MESSAGE and the command exits with status 2."
     )
+    who = "the importing charter owner"
+    formats = False
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
-        parser.add_argument("--session", required=True, help="Public id of the session.")
+    def add_options(self, parser: CommandParser) -> None:
+        add_session(parser)
         parser.add_argument("--file", required=True, help="The grades file (JSONL).")
-        parser.add_argument(
-            "--as", dest="actor", required=True, help="User name of the importing charter owner."
-        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])

@@ -9,12 +9,11 @@ open studies, blind as the page (docs/formats.md "Oversight decisions (JSONL)"),
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from charters.management.cli import add_actor, refusal, user_named
+from charters.management.cli import add_actor, user_named, write_lines
 from grading.selectors.oversight import oversight_decisions_file
 
 
@@ -31,16 +30,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])
         lines = oversight_decisions_file(user=actor)
-        if not options["output"]:
-            out = getattr(self.stdout, "_out", sys.stdout)
-            for line in lines:
-                out.write(line.decode("utf-8"))
-            return
-        try:
-            with open(options["output"], "wb") as target:
-                count = sum(target.write(line) > 0 for line in lines)
-        except OSError as error:
-            raise refusal(f"--output: {options['output']}: {error.strerror or error}") from None
-        self.stderr.write(
-            f"{options['output']}: {count} item(s) of {actor.get_username()}'s review queue"
+        path = options["output"]
+        count = write_lines(
+            self.stdout,
+            lines,
+            path,
+            refused=lambda error: f"--output: {path}: {error.strerror or error}",
         )
+        if count is not None:
+            self.stderr.write(f"{path}: {count} item(s) of {actor.get_username()}'s review queue")

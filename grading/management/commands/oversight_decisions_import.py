@@ -10,16 +10,13 @@ nothing — on any bad line nothing is recorded, every error is printed as
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
 from charters.management.cli import (
-    ProgressFile,
     add_actor,
-    progress_bar,
-    refusal,
+    progress_file,
     refusals,
     user_named,
 )
@@ -42,21 +39,15 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])
         path = options["file"]
-        try:
-            fileobj = open(path, "rb")  # noqa: SIM115 -- closed below, after the bar
-        except OSError as error:
-            raise refusal(f"--file: {path}: {error.strerror or error}") from None
-        with fileobj:
-            bar = progress_bar(self.stderr, total=os.fstat(fileobj.fileno()).st_size, passes=PASSES)
-            try:
-                with refusals(source=path, stderr=self.stderr):
-                    result = oversight_decisions_import(
-                        actor=actor,
-                        fileobj=ProgressFile(fileobj, bar, PASSES),  # type: ignore[arg-type]
-                        filename=path,
-                    )
-            finally:
-                bar.close()
+        with (
+            progress_file(path, "--file", stderr=self.stderr, passes=PASSES) as fileobj,
+            refusals(source=path, stderr=self.stderr),
+        ):
+            result = oversight_decisions_import(
+                actor=actor,
+                fileobj=fileobj,  # type: ignore[arg-type]
+                filename=path,
+            )
         self.stdout.write(
             f"{path}: {result.lines} line(s): {result.decided} decided, {result.revised} "
             f"revised, {result.unchanged} unchanged, {result.left_blank} left undecided; "

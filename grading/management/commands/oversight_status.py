@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 from django.http import Http404
 
 from charters.management.cli import (
-    add_actor,
-    add_format,
+    UseCaseCommand,
     refusal,
     refusals,
     table,
     use_case_as,
-    user_named,
     write_json,
 )
 from charters.models import Role, UseCase
@@ -68,21 +66,18 @@ def seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} s"
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Print an oversight study's progress per reviewer and, once it is closed, its catch "
         "and false acceptance rates with their intervals."
     )
+    who = "a charter owner or reviewer of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="Public id of the study.")
-        add_actor(parser, "a charter owner or reviewer of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], use_case_for, roles=READ_ROLES)
+        _actor, use_case = self.actor_and_use_case(options, use_case_for, roles=READ_ROLES)
         study = study_named(use_case, options["study"])
         results = oversight_results(study=study)
         if options["format"] == "json":

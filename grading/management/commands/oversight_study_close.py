@@ -9,29 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusals,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusals, user_named, write_json
 from grading.api.oversight import StudyOutput
 from grading.management.commands.oversight_status import owner_use_case, study_named
 from grading.selectors.oversight import oversight_study_list
 from grading.services.oversight import oversight_study_close
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = "Close an oversight study: no decision is accepted afterwards; its results are final."
+    who = "a charter owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="Public id of the study.")
-        add_actor(parser, "a charter owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])

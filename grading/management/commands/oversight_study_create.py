@@ -12,18 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusals,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusals, user_named, write_json
 from grading.api.oversight import StudyOutput
 from grading.api.sessions import session_runs, session_users
 from grading.management.commands.oversight_status import owner_use_case
+from grading.management.options import add_runs
 from grading.models import DefectKind
 from grading.selectors.oversight import oversight_study_list
 from grading.services.oversight import oversight_study_create
@@ -39,18 +34,16 @@ OPTIONS = {
 }
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Create an oversight study: copies of the runs' graded outputs, a share of them with "
         "one seeded defect, mixed blind into each reviewer's queue."
     )
+    who = "a charter owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True, help="Shown to reviewers: no provenance.")
-        parser.add_argument(
-            "--run", dest="runs", type=int, action="append", required=True, help="Run id (repeat)."
-        )
+        add_runs(parser)
         parser.add_argument(
             "--reviewer",
             dest="reviewers",
@@ -75,8 +68,6 @@ class Command(BaseCommand):
             help="Defect kind to seed (repeat; default: every kind).",
         )
         parser.add_argument("--seed", type=int, help="Seed (default: random, recorded).")
-        add_actor(parser, "a charter owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])

@@ -9,41 +9,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
-from django.http import Http404
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusals, write_json
 from grading.api.sessions import session_detail_data
+from grading.management.options import add_session, session_named
 from grading.selectors.sessions import session_access, session_get
 from grading.services.sessions import session_close
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = "Close a grading session: no grade, revision or adjudication is accepted afterwards."
+    who = "a charter owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
-        parser.add_argument("--session", required=True, help="Public id of the session.")
-        add_actor(parser, "a charter owner of the use case")
-        add_format(parser)
+    def add_options(self, parser: CommandParser) -> None:
+        add_session(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], session_access, write=True)
-        try:
-            session = session_get(use_case=use_case, public_id=options["session"])
-        except Http404:
-            raise refusal(
-                f"--session: no grading session {options['session']!r} in {use_case.key}"
-            ) from None
+        actor, use_case = self.actor_and_use_case(options, session_access, write=True)
+        session = session_named(use_case, options["session"])
         with refusals({"status": "--session"}):
             closed = session_close(actor=actor, session=session)
         if options["format"] == "json":

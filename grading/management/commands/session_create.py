@@ -10,23 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusals,
-    table,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, refusals, table, write_json
 from grading.api.sessions import (
     session_detail_data,
     session_judge,
     session_runs,
     session_users,
 )
+from grading.management.options import add_runs
 from grading.models import SampleDesign, SessionMode, TauRule
 from grading.selectors.sessions import session_access
 from grading.services.sessions import session_create
@@ -50,18 +43,16 @@ OPTIONS = {
 }
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Create a grading session: sample the runs' graded outputs (the charter's planned n "
         "per σ, or --sample-size per σ), blind them and assign each to graders."
     )
+    who = "a charter owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True, help="Shown to graders: no provenance.")
-        parser.add_argument(
-            "--run", dest="runs", type=int, action="append", required=True, help="Run id (repeat)."
-        )
+        add_runs(parser)
         parser.add_argument(
             "--grader", dest="graders", action="append", required=True, help="User (repeat)."
         )
@@ -109,12 +100,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--agreement-size", type=int, help="Sequential: uniform sub-sample for agreement."
         )
-        add_actor(parser, "a charter owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], session_access, write=True)
+        actor, use_case = self.actor_and_use_case(options, session_access, write=True)
         with refusals(OPTIONS):
             session = session_create(
                 actor=actor,

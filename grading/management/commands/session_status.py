@@ -9,43 +9,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
-from django.http import Http404
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    table,
-    use_case_as,
-    user_named,
-    write_json,
-)
+from charters.management.cli import UseCaseCommand, table, write_json
+from grading.management.options import add_session, session_named
 from grading.selectors.adjudication import adjudication_queue
-from grading.selectors.sessions import session_access, session_detail, session_get
+from grading.selectors.sessions import session_access, session_detail
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Print what is still open in a grading session: unsubmitted assignments per grader "
         "and disagreements awaiting adjudication per artefact."
     )
+    who = "a charter owner, reviewer or adjudicator of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
-        parser.add_argument("--session", required=True, help="Public id of the session.")
-        add_actor(parser, "a charter owner, reviewer or adjudicator of the use case")
-        add_format(parser)
+    def add_options(self, parser: CommandParser) -> None:
+        add_session(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], session_access)
-        try:
-            session = session_get(use_case=use_case, public_id=options["session"])
-        except Http404:
-            raise refusal(
-                f"--session: no grading session {options['session']!r} in {use_case.key}"
-            ) from None
+        _actor, use_case = self.actor_and_use_case(options, session_access)
+        session = session_named(use_case, options["session"])
         detail = session_detail(session=session)
         graders = [
             {

@@ -10,11 +10,10 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from charters.models import UseCase
 from charters.models.charters import Treatment
 from enterpriseval.errors import ServiceError
 from runs.judges.rubric import RUBRIC_VERSION
-from runs.management.options import command_actor
+from runs.management.options import add_model_owner, use_case_and_actor
 from runs.models import Judging, Run
 from runs.services.judging import (
     ACTIVE_JUDGING,
@@ -58,12 +57,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--concurrency", type=int, help="LLM judge: calls in flight.")
         parser.add_argument("--rubric-version", default=RUBRIC_VERSION, help="Rubric version.")
-        parser.add_argument(
-            "--as",
-            "--actor",
-            dest="actor",
-            help="Username (default: the use case's only model owner).",
-        )
+        add_model_owner(parser)
         parser.add_argument(
             "--inline",
             action="store_true",
@@ -71,10 +65,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        use_case = UseCase.objects.filter(key=options["use_case"]).first()
-        if use_case is None:
-            raise CommandError(f"--use-case: no use case {options['use_case']!r}")
-        actor = command_actor(use_case, options["actor"], doing="judges the run")
+        use_case, actor = use_case_and_actor(options, doing="judges the run")
         run = (
             Run.objects.filter(use_case=use_case, pk=options["run"])
             .select_related("configuration", "use_case")

@@ -12,11 +12,13 @@ from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from charters.models import UseCase
-from charters.selectors.configurations import configuration_get
-from charters.selectors.task_sets import task_set_get
 from enterpriseval.errors import ServiceError
-from runs.management.options import command_actor, versioned
+from runs.management.options import (
+    add_model_owner,
+    configuration_named,
+    task_set_named,
+    use_case_and_actor,
+)
 from runs.models import Run, RunStatus
 from runs.services.runs import run_create, run_execute_chunk, run_start
 
@@ -38,12 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--repeats", type=int, default=1, help="K repeats per task.")
         parser.add_argument("--concurrency", type=int, help="Model calls in flight per chunk.")
         parser.add_argument("--budget", help="Cost budget in US dollars.")
-        parser.add_argument(
-            "--as",
-            "--actor",
-            dest="actor",
-            help="Username (default: the use case's only model owner).",
-        )
+        add_model_owner(parser)
         parser.add_argument(
             "--inline",
             action="store_true",
@@ -51,18 +48,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        use_case = UseCase.objects.filter(key=options["use_case"]).first()
-        if use_case is None:
-            raise CommandError(f"--use-case: no use case {options['use_case']!r}")
-        actor = command_actor(use_case, options["actor"], doing="starts the run")
-        name, version = versioned(options["configuration"], "--configuration")
-        configuration = configuration_get(use_case=use_case, name=name, version=version)
-        if configuration is None:
-            raise CommandError(f"--configuration: no σ {name} v{version} in {use_case.key}")
-        name, version = versioned(options["task_set"], "--task-set")
-        task_set = task_set_get(use_case=use_case, name=name, version=version)
-        if task_set is None:
-            raise CommandError(f"--task-set: no task set {name} v{version} in {use_case.key}")
+        use_case, actor = use_case_and_actor(options, doing="starts the run")
+        # This command has always exited with status 1 on an unknown σ or task set.
+        configuration = configuration_named(use_case, options["configuration"], returncode=1)
+        task_set = task_set_named(use_case, options["task_set"], returncode=1)
         try:
             run = run_create(
                 actor=actor,

@@ -7,27 +7,19 @@ status 2. Large files show a progress bar on standard error.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.management.cli import (
-    ProgressFile,
-    add_actor,
-    add_format,
-    progress_bar,
-    refusal,
+    UseCaseCommand,
+    progress_file,
     refusals,
-    use_case_as,
-    user_named,
     write_json,
 )
 from charters.models.tasks import Split
-from charters.selectors.configurations import configuration_get
-from charters.selectors.task_sets import task_set_get
 from runs.api import run_detail_data
-from runs.management.options import versioned
+from runs.management.options import configuration_named, task_set_named
 from runs.selectors.runs import run_access
 from runs.services.outputs import output_import
 
@@ -35,54 +27,39 @@ PASSES = ("importing",)
 OPTIONS = {"split": "--split", "repeats": "--repeats", "task_set": "--task-set"}
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Import a JSONL file of σ's outputs on a task-set split (docs/formats.md 'Outputs') "
         "as a completed run, all or nothing; bad lines are printed as FILE:LINE: FIELD: MESSAGE."
     )
+    who = "a charter owner or model owner of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--configuration", required=True, help="σ as NAME:VERSION.")
         parser.add_argument("--task-set", required=True, help="Task set as NAME:VERSION.")
         parser.add_argument("--split", default=Split.GRADED, choices=Split.values)
         parser.add_argument("--repeats", type=int, default=1, help="K outputs per task.")
         parser.add_argument("--file", required=True, help="The outputs file (JSONL).")
-        add_actor(parser, "a charter owner or model owner of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case, _roles = use_case_as(actor, options["use_case"], run_access, write=True)
-        name, version = versioned(options["configuration"], "--configuration")
-        configuration = configuration_get(use_case=use_case, name=name, version=version)
-        if configuration is None:
-            raise refusal(f"--configuration: no σ {name} v{version} in {use_case.key}")
-        name, version = versioned(options["task_set"], "--task-set")
-        task_set = task_set_get(use_case=use_case, name=name, version=version)
-        if task_set is None:
-            raise refusal(f"--task-set: no task set {name} v{version} in {use_case.key}")
+        actor, (use_case, _roles) = self.actor_and_use_case(options, run_access, write=True)
+        configuration = configuration_named(use_case, options["configuration"])
+        task_set = task_set_named(use_case, options["task_set"])
         path = options["file"]
-        try:
-            fileobj = open(path, "rb")  # noqa: SIM115 (closed below, after the import)
-        except OSError as error:
-            raise refusal(f"--file: {path}: {error.strerror or error}") from None
-        bar = progress_bar(self.stderr, total=os.fstat(fileobj.fileno()).st_size, passes=PASSES)
-        try:
-            with refusals(OPTIONS, source=path, stderr=self.stderr):
-                run = output_import(
-                    actor=actor,
-                    use_case=use_case,
-                    configuration=configuration,
-                    task_set=task_set,
-                    split=options["split"],
-                    repeats=options["repeats"],
-                    fileobj=ProgressFile(fileobj, bar, PASSES),  # type: ignore[arg-type]
-                    filename=path,
-                )
-        finally:
-            bar.close()
-            fileobj.close()
+        with (
+            progress_file(path, "--file", stderr=self.stderr, passes=PASSES) as fileobj,
+            refusals(OPTIONS, source=path, stderr=self.stderr),
+        ):
+            run = output_import(
+                actor=actor,
+                use_case=use_case,
+                configuration=configuration,
+                task_set=task_set,
+                split=options["split"],
+                repeats=options["repeats"],
+                fileobj=fileobj,  # type: ignore[arg-type]
+                filename=path,
+            )
         if options["format"] == "json":
             write_json(self.stdout, run_detail_data(run))
             return

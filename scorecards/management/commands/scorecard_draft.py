@@ -9,38 +9,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from charters.management.cli import (
-    add_actor,
-    add_format,
-    refusal,
-    refusals,
-    use_case_as,
-    user_named,
-    write_json,
-)
-from gates.selectors import decision_get
+from charters.management.cli import UseCaseCommand, refusals, write_json
+from gates.management.options import decision_named
 from scorecards.api import ScorecardExportOutput, scorecard_export
 from scorecards.selectors import scorecard_get, scorecard_use_case_for, scorecard_view
 from scorecards.services import scorecard_create
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = "Draft the scorecard of a recorded decision (one per decision)."
+    who = "a charter owner or reviewer of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--use-case", required=True, help="Use-case key.")
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--decision", type=int, required=True, help="Decision id.")
-        add_actor(parser, "a charter owner or reviewer of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        actor = user_named(options["actor"])
-        use_case = use_case_as(actor, options["use_case"], scorecard_use_case_for)
-        decision = decision_get(use_case=use_case, pk=options["decision"])
-        if decision is None:
-            raise refusal(f"--decision: no decision {options['decision']} in {use_case.key}")
+        actor, use_case = self.actor_and_use_case(options, scorecard_use_case_for)
+        decision = decision_named(use_case, options["decision"])
         with refusals({"decision": "--decision"}):
             created = scorecard_create(actor=actor, decision=decision)  # type: ignore[arg-type]
         scorecard = scorecard_get(use_case=use_case, pk=created.pk)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from charters.management.cli import (
-    add_actor,
-    add_format,
+    UseCaseCommand,
     read_text,
     refusal,
     refusals,
@@ -27,7 +26,7 @@ from enterpriseval.api import validated
 from enterpriseval.documents import DocumentSyntaxError, DuplicateKeyError, document_read
 from enterpriseval.errors import ServiceError
 from scorecards.api import ScorecardExportOutput, ScorecardUpdateInput, scorecard_export
-from scorecards.management.scorecard_options import add_scorecard, scorecard_as
+from scorecards.management.scorecard_options import add_scorecard_option, scorecard_as
 from scorecards.selectors import scorecard_get, scorecard_view
 from scorecards.services import EDITABLE_FIELDS, scorecard_update
 
@@ -40,15 +39,16 @@ OPTIONS = {
 }
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = (
         "Fill the committee's fields of a draft scorecard from a YAML/JSON file and/or "
         "options (failure modes, conditions of use, compensating controls, re-evaluation "
         "triggers, next review date)."
     )
+    who = "a charter owner or reviewer of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        add_scorecard(parser)
+    def add_options(self, parser: CommandParser) -> None:
+        add_scorecard_option(parser)
         parser.add_argument("--file", help="YAML or JSON mapping of the fields to write.")
         parser.add_argument("--failure-modes", help="Known failure modes (text).")
         parser.add_argument("--conditions-of-use", help="Conditions of use (text).")
@@ -60,8 +60,6 @@ class Command(BaseCommand):
             help="A re-evaluation trigger (repeat; replaces the list).",
         )
         parser.add_argument("--next-review-date", help="YYYY-MM-DD.")
-        add_actor(parser, "a charter owner or reviewer of the use case")
-        add_format(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])

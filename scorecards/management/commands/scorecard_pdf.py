@@ -11,20 +11,21 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from charters.management.cli import add_actor, refusal, user_named
-from scorecards.management.scorecard_options import add_scorecard, scorecard_as
+from charters.management.cli import UseCaseCommand, refusal, user_named
+from scorecards.management.scorecard_options import add_scorecard_option, scorecard_as
 from scorecards.services import scorecard_pdf_bytes
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = "Write a scorecard's PDF to a file."
+    who = "a member of the use case who does not grade on it"
+    formats = False
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        add_scorecard(parser)
+    def add_options(self, parser: CommandParser) -> None:
+        add_scorecard_option(parser)
         parser.add_argument("--out", required=True, help="The PDF file to write.")
-        add_actor(parser, "a member of the use case who does not grade on it")
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from charters.management.cli import add_actor, add_format, refusals, user_named, write_json
+from charters.management.cli import UseCaseCommand, refusals, user_named, write_json
 from scorecards.api import ScorecardExportOutput, scorecard_export
-from scorecards.management.scorecard_options import add_scorecard, scorecard_as
+from scorecards.management.scorecard_options import add_scorecard_option, scorecard_as
 from scorecards.services import scorecard_sign_off
 
 
-class Command(BaseCommand):
+class Command(UseCaseCommand):
     help = "Sign a complete draft scorecard off as second-line reviewer; it becomes final."
+    who = "the second-line reviewer of the use case"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        add_scorecard(parser)
-        add_actor(parser, "the second-line reviewer of the use case")
-        add_format(parser)
+    def add_options(self, parser: CommandParser) -> None:
+        add_scorecard_option(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = user_named(options["actor"])
