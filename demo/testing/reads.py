@@ -13,7 +13,9 @@ from typing import Any
 
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from demo.testing.grading import GradingWorld
@@ -35,6 +37,14 @@ def read(command: str, *args: str) -> str:
     out = io.StringIO()
     call_command(command, *args, stdout=out, stderr=io.StringIO())
     return out.getvalue()
+
+
+def queries(command: str, *args: str) -> int:
+    """Return how many queries ``command`` makes printing its table (the API's read and the
+    rows built from it)."""
+    with CaptureQueriesContext(connection) as captured:
+        read(command, *args)
+    return len(captured)
 
 
 def refused(command: str, *args: str) -> str:

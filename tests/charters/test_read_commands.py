@@ -12,8 +12,6 @@ import json
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
@@ -27,6 +25,7 @@ from charters.services.use_cases import membership_grant
 from demo.testing.grading import EXAMPLES, make_world
 from demo.testing.reads import (
     SITE,
+    queries,
     read,
     refusals_for_personas,
     refused,
@@ -229,12 +228,6 @@ def test_task_sets_list_gives_the_task_count_from_the_database(world):
     assert lines[0] == f"1 task set(s) of {key}."
     row = lines[3].split()
     assert row[:3] == [f"{task_set.name}:1", task_set.manifest_sha256, str(Task.objects.count())]
-
-
-def queries(command: str, *args: str) -> int:
-    with CaptureQueriesContext(connection) as captured:
-        read(command, *args, "--format", "json")
-    return len(captured)
 
 
 def test_list_queries_do_not_grow_with_the_rows(world):

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from demo.testing.decisions import make_decidable_world
-from demo.testing.reads import SITE, read, refusals_for_personas, refused
+from demo.testing.reads import SITE, queries, read, refusals_for_personas, refused
 from grading.models import Assignment, GradingSession, OversightStudy, SessionArtefact
 from grading.services.oversight import oversight_study_create
 from grading.services.sessions import session_create
@@ -156,12 +154,6 @@ def test_oversight_studies_list_counts_items_from_the_database(world):
     assert lines[0] == f"1 oversight study(ies) of {world.use_case.key}."
     assert lines[3].split()[:3] == [study.public_id, "Memo", "review"]
     assert f"0/{study.items.count()}" in lines[3].split()
-
-
-def queries(*args: str) -> int:
-    with CaptureQueriesContext(connection) as captured:
-        read(*args, "--format", "json")
-    return len(captured)
 
 
 def test_sessions_list_queries_do_not_grow_with_the_sessions(world):

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from demo.testing.grading import make_world
-from demo.testing.reads import SITE, read, refusals_for_personas, refused
+from demo.testing.reads import SITE, queries, read, refusals_for_personas, refused
 from runs.models import Judging, Output, Run
 from runs.services.judging import run_judge_start
 
@@ -104,12 +102,6 @@ def test_an_unknown_run_is_named(world):
     assert refused("judgings_list", "--use-case", key, "--run", "999", "--as", "outsider") == (
         f"--as: outsider holds no role on {key}"
     )
-
-
-def queries(*args: str) -> int:
-    with CaptureQueriesContext(connection) as captured:
-        read(*args, "--format", "json")
-    return len(captured)
 
 
 def test_queries_do_not_grow_with_the_rows(world):
