@@ -8,16 +8,17 @@ import pytest
 
 from demo.testing.grading import make_world
 from demo.testing.reads import SITE, queries, read, refusals_for_personas, refused
-from runs.models import Judging, Output, Run
-from runs.services.judging import run_judge_start
+from runs.models import JudgeScore, Judging, Output, Run
+from runs.services.judging import run_judge_execute, run_judge_start
 
 
 @pytest.fixture
 def world(db):
     world = make_world()
-    run_judge_start(
+    judging = run_judge_start(
         actor=world.model_owner, run=world.runs[0], kind="offline", purpose="gated", enqueue=False
     )
+    run_judge_execute(judging_id=judging.pk)
     return world
 
 
@@ -84,11 +85,10 @@ def test_judgings_list_gives_each_judging_of_the_run(world):
     ).splitlines()  # fmt: skip
     assert lines[0] == f"1 judging(s) of run {run.pk} of {world.use_case.key}."
     row = lines[3].split()
-    assert row[0] == str(judging.pk) and row[2:5] == ["offline", "gated", judging.status]
-    assert row[5:7] == [
-        f"{judging.outputs_judged}/{judging.outputs_total}",
-        str(judging.scores_written),
-    ]
+    outputs = Output.objects.filter(run=run).count()
+    scores = JudgeScore.objects.filter(judge=judging.judge, unit__output__run=run).count()
+    assert row[0] == str(judging.pk) and row[2:5] == ["offline", "gated", "completed"]
+    assert row[5:7] == [f"{outputs}/{outputs}", str(scores)] and scores > 0
     other = world.runs[1].pk
     empty = read("judgings_list", "--use-case", world.use_case.key, "--run", str(other), "--as",
                  "demo-owner")  # fmt: skip
