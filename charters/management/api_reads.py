@@ -99,8 +99,8 @@ def api_read(
     request = SiteRequest(built.environ)
     force_authenticate(request, user=actor)
     match = resolve(path)
-    view_class = match.func.cls  # type: ignore[attr-defined]
-    view = view_class.as_view(**match.func.initkwargs, throttle_classes=())  # type: ignore[attr-defined]
+    view_class = match.func.cls
+    view = view_class.as_view(**match.func.initkwargs, throttle_classes=())
     response = view(request, *match.args, **match.kwargs)
     data = json.loads(response.rendered_content) if response.rendered_content else None
     if response.status_code < 400:

@@ -32,19 +32,23 @@ def second_session(world) -> GradingSession:
     )
 
 
-@pytest.fixture
-def world(judged):
-    world, _judge = judged
-    oversight_study_create(
+def study(world, name: str, *, seed: int) -> OversightStudy:
+    return oversight_study_create(
         actor=world.owner,
         use_case=world.use_case,
-        name="Memo review",
+        name=name,
         runs=world.runs,
         reviewers=world.graders[:2],
         items_per_reviewer=4,
         defect_share=0.5,
-        seed=7,
+        seed=seed,
     )
+
+
+@pytest.fixture
+def world(judged):
+    world, _judge = judged
+    study(world, "Memo review", seed=7)
     return world
 
 
@@ -171,14 +175,5 @@ def test_sessions_list_queries_do_not_grow_with_the_sessions(world):
 def test_oversight_studies_list_queries_do_not_grow_with_the_studies(world):
     uc = ["--use-case", world.use_case.key, "--as", "demo-owner"]
     before = queries("oversight_studies_list", *uc)
-    oversight_study_create(
-        actor=world.owner,
-        use_case=world.use_case,
-        name="Second review",
-        runs=world.runs,
-        reviewers=world.graders[:2],
-        items_per_reviewer=2,
-        defect_share=0.5,
-        seed=8,
-    )
+    study(world, "Second review", seed=8)
     assert queries("oversight_studies_list", *uc) == before
