@@ -158,7 +158,7 @@ class ApiReadCommand(BaseCommand):
     #: What a page lists, for an endpoint that pages (adds ``--limit`` and ``--offset``).
     paged: ClassVar[str | None] = None
     #: The table's columns.
-    header: ClassVar[Sequence[str]] = ("", "")
+    header: ClassVar[Sequence[str]] = ("field", "value")
 
     def add_arguments(self, parser: CommandParser) -> None:
         if self.scoped:

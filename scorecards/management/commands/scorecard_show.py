@@ -18,6 +18,7 @@ class Command(ApiReadCommand):
     url_name = "api-scorecard-detail"
     who = "a member of the use case who does not grade on it"
     target = ("--scorecard", int, "Scorecard id.")
+    header = ("open", "detail")
 
     def title(self, data: Any, options: Mapping[str, Any]) -> str:
         signed = (
