@@ -81,7 +81,7 @@ def api_read(
         Query parameter (or API field) → the option that gave it, for a 400.
     missing:
         The option naming the object asked for, which leads the API's message when the
-        actor does hold a role and the API answers 404 (``--version``).
+        actor does hold a role and the API answers 404 (``--run``).
     """
     path_args = [*([use_case] if use_case is not None else []), *args]
     known = use_case_named(use_case) if use_case is not None else None
