@@ -45,7 +45,7 @@ def oversight_study_list(*, use_case: UseCase) -> QuerySet[OversightStudy]:
     """Return the use case's studies, newest first, with their item and decision counts."""
     return (
         OversightStudy.objects.filter(use_case=use_case)
-        .select_related("created_by")
+        .select_related("use_case", "created_by")  # the results link names the use case
         .annotate(
             item_count=Count("items"),
             decided_count=Count("items", filter=~Q(items__decision="")),

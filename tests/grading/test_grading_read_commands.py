@@ -167,11 +167,6 @@ def test_sessions_list_queries_do_not_grow_with_the_sessions(world):
     assert queries("sessions_list", *uc) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the API's N+1: StudyOutput.results_url reads study.use_case, which "
-    "grading.selectors.oversight.oversight_study_list does not select_related",
-)
 def test_oversight_studies_list_queries_do_not_grow_with_the_studies(world):
     uc = ["--use-case", world.use_case.key, "--as", "demo-owner"]
     before = queries("oversight_studies_list", *uc)
