@@ -14,13 +14,18 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO, cast
+from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.serializers.json import DjangoJSONEncoder
-from django.http import Http404
+from django.db.models import QuerySet
+from django.http import Http404, QueryDict
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
 from tqdm import tqdm
 
 from charters.models import Charter, UseCase
@@ -310,3 +315,31 @@ class ProgressFile:
             self._bar.reset()
             self._bar.set_description(self._passes[self._pass])
         return position
+
+
+class PageQuery:
+    """The two things ``LimitOffsetPagination`` reads of a request: its query and its address.
+
+    The address is the endpoint's on ``ENTERPRISEVAL_SITE_URL`` (the links in e-mails start
+    there too), so ``next`` and ``previous`` are the links the API gives.
+    """
+
+    def __init__(self, path: str, params: Mapping[str, Any]) -> None:
+        self.query_params = QueryDict(urlencode(params))
+        query = f"?{urlencode(params)}" if params else ""
+        self._url = f"{str(settings.ENTERPRISEVAL_SITE_URL).rstrip('/')}{path}{query}"
+
+    def build_absolute_uri(self) -> str:
+        return self._url
+
+
+def page_of(
+    queryset: QuerySet[Any], path: str, params: Mapping[str, Any]
+) -> tuple[LimitOffsetPagination, list[Any]]:
+    """Return the paginator and the page the API's ``limit``/``offset`` give of ``queryset``.
+
+    ``paginator.get_paginated_response(data).data`` is then the API's page, links included.
+    """
+    paginator = LimitOffsetPagination()
+    page = paginator.paginate_queryset(queryset, cast(Request, PageQuery(path, params)))
+    return paginator, list(page or [])

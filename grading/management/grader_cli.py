@@ -1,4 +1,4 @@
-"""What the grader's commands share: their own assignment, its page of the list, safe text.
+"""What the grader's commands share: their own assignment and safe text.
 
 A grader reaches an assignment only as the API does (``assignment_for_grader``): anyone else
 is told there is no such assignment, exactly like the API's 404. Model outputs and task texts
@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, cast
-from urllib.parse import urlencode
+from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db.models import QuerySet
-from django.http import Http404, QueryDict
-from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.request import Request
+from django.http import Http404
 
 from charters.management.cli import refusal
 from grading.models import Assignment
@@ -60,28 +55,3 @@ def own_assignment(
         return assignment_for_grader(actor, public_id, for_write=for_write)
     except Http404:
         raise refusal(f"--assignment: no assignment {public_id!r}") from None
-
-
-class PageQuery:
-    """The two things ``LimitOffsetPagination`` reads of a request: its query and its address.
-
-    The address is the endpoint's on ``ENTERPRISEVAL_SITE_URL``, so ``next`` and ``previous``
-    are the links the API gives.
-    """
-
-    def __init__(self, path: str, params: dict[str, Any]) -> None:
-        self.query_params = QueryDict(urlencode(params))
-        query = f"?{urlencode(params)}" if params else ""
-        self._url = f"{str(settings.ENTERPRISEVAL_SITE_URL).rstrip('/')}{path}{query}"
-
-    def build_absolute_uri(self) -> str:
-        return self._url
-
-
-def page_of(
-    queryset: QuerySet[Assignment], path: str, params: dict[str, Any]
-) -> tuple[LimitOffsetPagination, list[Assignment]]:
-    """Return the paginator and the page the API's ``limit``/``offset`` give of ``queryset``."""
-    paginator = LimitOffsetPagination()
-    page = paginator.paginate_queryset(queryset, cast(Request, PageQuery(path, params)))
-    return paginator, list(page or [])

@@ -9,37 +9,15 @@ read as the API reads ``limit`` and ``offset``.
 
 from __future__ import annotations
 
-from typing import Any, cast
-from urllib.parse import urlencode
+from typing import Any
 
-from django.conf import settings
 from django.core.management.base import CommandParser
-from django.http import QueryDict
 from django.urls import reverse
-from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.request import Request
 
-from charters.management.cli import UseCaseCommand, table, write_json
+from charters.management.cli import UseCaseCommand, page_of, table, write_json
 from gates.api import DecisionOutput
 from gates.formatting import format_number
 from gates.selectors import decision_list, decision_use_case_for
-
-
-class PageQuery:
-    """What ``LimitOffsetPagination`` reads of a request: its query and its absolute address.
-
-    The address is the list endpoint's on ``ENTERPRISEVAL_SITE_URL`` (the links in e-mails
-    start there too), so ``next`` and ``previous`` are the links the API would give.
-    """
-
-    def __init__(self, path: str, params: dict[str, int]) -> None:
-        self.query_params = QueryDict(urlencode(params))
-        self._url = str(settings.ENTERPRISEVAL_SITE_URL).rstrip("/") + path
-        if params:
-            self._url += "?" + urlencode(params)
-
-    def build_absolute_uri(self) -> str:
-        return self._url
 
 
 class Command(UseCaseCommand):
@@ -58,10 +36,11 @@ class Command(UseCaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         _actor, use_case = self.actor_and_use_case(options, decision_use_case_for)
         params = {name: options[name] for name in ("limit", "offset") if options[name] is not None}
-        query = PageQuery(reverse("api-decision-list", args=[use_case.key]), params)
-        paginator = LimitOffsetPagination()
-        # The paginator reads only query_params and build_absolute_uri() of the request.
-        page = paginator.paginate_queryset(decision_list(use_case=use_case), cast(Request, query))
+        paginator, page = page_of(
+            decision_list(use_case=use_case),
+            reverse("api-decision-list", args=[use_case.key]),
+            params,
+        )
         data = DecisionOutput(page, many=True, context={"key": use_case.key}).data
         if options["format"] == "json":
             write_json(self.stdout, paginator.get_paginated_response(data).data)

@@ -16,9 +16,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.urls import reverse
 
-from charters.management.cli import add_actor, add_format, table, user_named
+from charters.management.cli import add_actor, add_format, page_of, table, user_named
 from grading.api.workspace import AssignmentOutput
-from grading.management.grader_cli import page_of, terminal_json, terminal_text
+from grading.management.grader_cli import terminal_json, terminal_text
 from grading.models import AssignmentStatus
 from grading.selectors.workspace import assignment_list
 
