@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from audit.canonical import canonical_json, sha256_hex
 from audit.services import audit_record
-from charters.models import Charter, Stage, UseCase
+from charters.models import Charter, Role, Stage, UseCase
 from charters.services.use_cases import use_case_advance
 from enterpriseval.errors import ConflictError, ServiceError
 from grading.models import (
@@ -210,15 +210,21 @@ def _assign(session: GradingSession, artefact: SessionArtefact, *, salt: int) ->
     """Assign ``artefact`` to the graders with the least open work, at the end of their queue.
 
     Ties are broken by a draw seeded with the session's seed and ``salt``, so no grader can
-    read anything into being chosen.
+    read anything into being chosen. Only the session's graders who still hold the grader
+    role on the use case are chosen: one whose role was revoked could not open the work
+    (``graders_own``), and the draw would wait for a final value that never comes.
     """
-    grader_ids = sorted(session.graders.values_list("pk", flat=True))
+    grader_ids = sorted(
+        session.graders.filter(
+            memberships__use_case_id=session.use_case_id, memberships__role=Role.GRADER
+        ).values_list("pk", flat=True)
+    )
     open_work = dict.fromkeys(grader_ids, 0)
     total = dict.fromkeys(grader_ids, 0)
     last = dict.fromkeys(grader_ids, 0)
-    for grader_id, status, position in Assignment.objects.filter(session=session).values_list(
-        "grader_id", "status", "position"
-    ):
+    for grader_id, status, position in Assignment.objects.filter(
+        session=session, grader_id__in=grader_ids
+    ).values_list("grader_id", "status", "position"):
         total[grader_id] += 1
         last[grader_id] = max(last[grader_id], position)
         if status in (AssignmentStatus.PENDING, AssignmentStatus.IN_PROGRESS):

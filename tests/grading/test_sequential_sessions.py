@@ -8,7 +8,8 @@ from django.db import DatabaseError, transaction
 from django.urls import reverse
 
 from audit.models import AuditEntry
-from charters.models import Charter
+from charters.models import Charter, Role
+from charters.services.use_cases import membership_revoke
 from demo.testing.grading import fill, grade_all_open, make_world, sequential_session
 from enterpriseval.errors import ServiceError
 from gates.services import decision_create
@@ -99,6 +100,21 @@ def test_it_draws_ahead_and_records_each_q_as_recomputed_from_the_seed(world):
     with pytest.raises(ServiceError) as error:
         sequential(world, budget=13)
     assert error.value.field == "budget"
+
+
+def test_later_draws_go_only_to_graders_who_still_hold_the_role(world):
+    session = sequential(world, budget=12)
+    revoked = world.graders[2]
+    assert Assignment.objects.filter(session=session, grader=revoked).exists()
+    membership_revoke(actor=world.owner, use_case=world.use_case, user=revoked, role=Role.GRADER)
+    last_before = Assignment.objects.filter(session=session).order_by("-pk").first().pk
+    grade_all_open(session)  # the draws in flight become final; more are drawn after them
+    later = Assignment.objects.filter(session=session, pk__gt=last_before)
+    assert later.exists()
+    assert set(later.values_list("grader_id", flat=True)) == {g.pk for g in world.graders[:2]}
+    # Each later draw still goes to two graders (SPEC §5.5 ≥ 2 blind graders).
+    for artefact_id in later.values_list("artefact_id", flat=True).distinct():
+        assert Assignment.objects.filter(artefact_id=artefact_id).count() == 2
 
 
 def test_it_stops_on_reject_at_the_budget_or_when_closed_withdrawing_open_work(world, monkeypatch):
