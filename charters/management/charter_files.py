@@ -17,6 +17,7 @@ from charters.management.cli import located, read_text, refusal
 from charters.models import UseCase
 from charters.selectors.task_sets import task_set_supply
 from charters.validation import Issue, ValidationReport, charter_validate
+from enterpriseval.limits import UploadKind
 
 
 def charter_file(path: str, *, stderr: TextIO) -> tuple[dict[str, Any], Callable[[str], Any]]:
@@ -25,7 +26,7 @@ def charter_file(path: str, *, stderr: TextIO) -> tuple[dict[str, Any], Callable
     ``.json`` files are read as JSON, others as YAML. A file that cannot be read into the
     document shape refuses with ``FILE:LINE: FIELD: MESSAGE`` (every problem on ``stderr``).
     """
-    text = read_text(path, "--file")
+    text = read_text(path, "--file", kind=UploadKind.CHARTER)
     fmt = "json" if path.lower().endswith(".json") else "yaml"
     try:
         document = document_from_text(text, fmt=fmt, source=path)

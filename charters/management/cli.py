@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from charters.models import Charter, UseCase
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import UploadKind, UploadTooLarge, upload_size_check
 
 REFUSED = 2
 FORMATS = ("table", "json")
@@ -188,17 +189,26 @@ def located(source: str, detail: Mapping[str, Any]) -> str:
     )
 
 
-def read_bytes(path: str, option: str) -> bytes:
-    """Return the content of the file ``path``, or refuse naming ``option``."""
+def read_bytes(path: str, option: str, *, kind: UploadKind | None = None) -> bytes:
+    """Return the content of the file ``path``, or refuse naming ``option``.
+
+    With ``kind``, a file over that kind's size cap (``ENTERPRISEVAL_MAX_<KIND>_BYTES``) is
+    refused from its size on disk, before a byte of it is read (enterpriseval.limits).
+    """
     try:
+        if kind is not None:
+            upload_size_check(kind=kind, filename=path, size=Path(path).stat().st_size)
         return Path(path).read_bytes()
     except OSError as error:
         raise refusal(f"{option}: {path}: {error.strerror or error}") from None
+    except UploadTooLarge as error:
+        raise refusal(f"{option}: {error.message}") from None
 
 
-def read_text(path: str, option: str) -> str:
-    """Return the UTF-8 text of the file ``path``, or refuse naming ``option``."""
-    content = read_bytes(path, option)
+def read_text(path: str, option: str, *, kind: UploadKind | None = None) -> str:
+    """Return the UTF-8 text of the file ``path``, or refuse naming ``option`` (``kind``: as
+    :func:`read_bytes`)."""
+    content = read_bytes(path, option, kind=kind)
     try:
         return content.decode("utf-8")
     except UnicodeDecodeError as error:

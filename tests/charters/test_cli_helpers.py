@@ -16,11 +16,14 @@ from charters.management.cli import (
     add_charter,
     charter_named,
     progress_file,
+    read_bytes,
+    read_text,
     write_lines,
 )
-from charters.models import Charter, Role
+from charters.models import Charter, Configuration, Role
 from charters.permissions import use_case_for
 from charters.services.charters import charter_create
+from enterpriseval.limits import UploadKind
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "credit_memo" / "charter.yaml"
 
@@ -161,3 +164,47 @@ def test_progress_file_refuses_a_missing_file_naming_the_option(tmp_path):
             pass
 
     assert refused(open_it) == f"--file: {missing}: No such file or directory"
+
+
+def test_a_file_over_its_kinds_cap_is_refused_by_its_size_before_it_is_read(
+    tmp_path, settings, monkeypatch
+):
+    settings.ENTERPRISEVAL_UPLOAD_LIMITS = {**settings.ENTERPRISEVAL_UPLOAD_LIMITS, "sigma": 10}
+    small, large = tmp_path / "small.yaml", tmp_path / "large.yaml"
+    small.write_bytes(b"model: x\n")  # 9 bytes, under the cap of 10
+    large.write_bytes(b"model: xyz\n")  # 11 bytes
+    assert read_bytes(str(small), "--file", kind=UploadKind.SIGMA) == b"model: x\n"
+    with pytest.raises(CommandError) as refused:
+        read_bytes(str(large), "--file", kind=UploadKind.SIGMA)
+    assert refused.value.returncode == 2
+    assert str(refused.value) == (
+        f"--file: {large}: the σ document is 11 bytes; the limit is 10 bytes "
+        "(raise ENTERPRISEVAL_MAX_SIGMA_BYTES to accept larger files)"
+    )
+    # Refused from the size on disk: not a byte of it is read.
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} was read"))
+    with pytest.raises(CommandError, match="the limit is 10 bytes"):
+        read_text(str(large), "--file", kind=UploadKind.SIGMA)
+
+
+def test_configuration_upload_refuses_a_sigma_over_its_cap_and_writes_nothing(
+    personas, settings, tmp_path
+):
+    settings.ENTERPRISEVAL_UPLOAD_LIMITS = {**settings.ENTERPRISEVAL_UPLOAD_LIMITS, "sigma": 100}
+    sigma = tmp_path / "sigma.yaml"
+    sigma.write_bytes(b"#" * 101)
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "configuration_upload",
+            "--use-case",
+            personas.use_case.key,
+            "--name",
+            "big",
+            "--file",
+            str(sigma),
+            "--as",
+            personas.model_owner.username,
+            stdout=io.StringIO(),
+        )
+    assert "the σ document is 101 bytes; the limit is 100 bytes" in str(refused.value)
+    assert not Configuration.objects.filter(name="big").exists()

@@ -16,6 +16,7 @@ from charters.api.configurations import ConfigurationDetailOutput
 from charters.management.cli import UseCaseCommand, read_bytes, refusals, write_json
 from charters.selectors.configurations import configuration_use_case_for
 from charters.services.configurations import configuration_upload
+from enterpriseval.limits import UploadKind
 
 
 class Command(UseCaseCommand):
@@ -32,7 +33,7 @@ class Command(UseCaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         actor, use_case = self.actor_and_use_case(options, configuration_use_case_for, upload=True)
         path = options["file"]
-        content = read_bytes(path, "--file")
+        content = read_bytes(path, "--file", kind=UploadKind.SIGMA)
         with refusals({"name": "--name"}, source=path, stderr=self.stderr):
             configuration = configuration_upload(
                 actor=actor,

@@ -34,6 +34,7 @@ from charters.management.cli import (
 )
 from enterpriseval.api import validated
 from enterpriseval.errors import ServiceError
+from enterpriseval.limits import UploadKind
 from grading.api.workspace import (
     GradeChangeInput,
     GradesInput,
@@ -78,7 +79,7 @@ def values_given(values: list[str]) -> Given:
 def file_given(path: str) -> Given:
     """Return each value of the ``--file`` mapping ``{unit: {field: value}}``, in file order."""
     try:
-        grades = json.loads(read_text(path, "--file"))
+        grades = json.loads(read_text(path, "--file", kind=UploadKind.GRADES))
     except json.JSONDecodeError as error:
         raise refusal(f"--file: {path}:{error.lineno}: not JSON ({error.msg})") from None
     if not isinstance(grades, dict) or not all(isinstance(v, dict) for v in grades.values()):
