@@ -54,6 +54,7 @@ def test_export_fill_and_import(grading_world, tmp_path):
         "adjudications_import",
         "--session",
         grading_world.session.public_id,
+        "--file",
         str(filled),
         "--as",
         grading_world.adjudicator.username,
@@ -223,6 +224,11 @@ def test_import_refusals_name_the_option(grading_world, tmp_path):
         (["--session", session, "x.jsonl", "--as", "nobody"], "--as: no user"),
         (["--session", session, str(tmp_path / "absent.jsonl"), "--as", adjudicator], "FILE:"),
         (["--session", session, str(tmp_path), "--as", adjudicator], "FILE:"),
+        (["--session", session, "--as", adjudicator], "--file: give the adjudications file once"),
+        (
+            ["--session", session, "--file", "a.jsonl", "b.jsonl", "--as", adjudicator],
+            "--file: give the adjudications file once",
+        ),
     ):
         with pytest.raises(CommandError, match=message) as raised:
             run("adjudications_import", *args)

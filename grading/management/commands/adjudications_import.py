@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from charters.management.cli import add_actor, user_named
+from charters.management.cli import add_actor, refusal, user_named
 from enterpriseval.errors import ServiceError
 from grading.management.commands.adjudications_export import adjudication_session_as
 from grading.management.commands.grades_export import INVALID_INPUT
@@ -25,14 +25,22 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_session(parser)
-        parser.add_argument("file", help="The adjudications file (JSONL).")
+        parser.add_argument(
+            "--file", dest="named_file", help="The adjudications file (JSONL), as other imports."
+        )
+        parser.add_argument(
+            "file", nargs="?", help="The same file given by position (the earlier form)."
+        )
         add_actor(parser, "a named adjudicator")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        given = [path for path in (options["named_file"], options["file"]) if path]
+        if len(given) != 1:
+            raise refusal("--file: give the adjudications file once (--file FILE)")
         # The user first, then the web's check: to an outsider the session does not exist.
         actor = user_named(options["actor"])
         session = adjudication_session_as(actor, options["session"], write=True)
-        path = options["file"]
+        path = given[0]
         try:
             with open(path, "rb") as fileobj:
                 result = adjudications_import(
