@@ -211,3 +211,42 @@ def sequential_session(world: GradingWorld, **options: Any) -> GradingSession:
         mode=SessionMode.SEQUENTIAL,
         **chosen,
     )
+
+
+def grade_queue_by_command(username: str, session: str) -> int:
+    """Have ``username`` grade and submit their open assignments of ``session`` with the
+    grader's commands only (``assignments_list``, ``assignment_show``, ``assignment_grade``),
+    as a grader at a terminal would: the first allowed value of every field the rubric asks,
+    saved until nothing is missing (a value may ask a further field: assertive Y → supported),
+    then submitted. Return how many were submitted."""
+    from django.core.management import call_command
+
+    def as_json(command: str, *options: str) -> Any:
+        out = io.StringIO()
+        call_command(command, *options, "--as", username, "--format", "json", stdout=out)
+        return json.loads(out.getvalue())
+
+    submitted = 0
+    while True:
+        queue = as_json("assignments_list", "--session", session)["results"]
+        open_ = [a for a in queue if a["status"] != "submitted"]
+        if not open_:
+            return submitted
+        public_id = open_[0]["public_id"]
+        detail = as_json("assignment_show", "--assignment", public_id)
+        first = {f["name"]: f["values"][0] for f in detail["rubric"] if f["values"]}
+        while detail["missing"]:
+            values = [
+                f"{m['unit_key']}.{m['field']}={first[m['field']]}" for m in detail["missing"]
+            ]
+            options = [part for value in values for part in ("--value", value)]
+            saved = as_json(
+                "assignment_grade", "--assignment", public_id, "--elapsed-seconds", "20", *options
+            )
+            detail = as_json("assignment_show", "--assignment", public_id)
+            assert saved["missing"] == detail["missing"]
+        done = as_json(
+            "assignment_grade", "--assignment", public_id, "--elapsed-seconds", "5", "--submit"
+        )
+        assert done["status"] == "submitted"
+        submitted += 1

@@ -29,6 +29,7 @@ from demo.testing.grading import (
     GRADED_TASKS,
     fill,
     first_values,
+    grade_queue_by_command,
     make_world,
     sequential_session,
 )
@@ -656,42 +657,7 @@ def test_no_output_names_sigma_the_run_the_judge_score_or_the_sampling_weight(db
 def test_a_grader_grades_their_whole_queue_by_command_and_the_session_status_shows_it(world):
     grader = world.graders[1]
     session = world.session.public_id
-    graded = 0
-    while True:
-        queue = as_json("assignments_list", grader.username, "--session", session)["results"]
-        open_ = [a for a in queue if a["status"] != "submitted"]
-        if not open_:
-            break
-        public_id = open_[0]["public_id"]
-        detail = as_json("assignment_show", grader.username, "--assignment", public_id)
-        first = {f["name"]: f["values"][0] for f in detail["rubric"] if f["values"]}
-        while detail["missing"]:  # a value may ask a further field (assertive Y → supported)
-            values = [
-                f"{m['unit_key']}.{m['field']}={first[m['field']]}" for m in detail["missing"]
-            ]
-            grade_options = [part for value in values for part in ("--value", value)]
-            saved = as_json(
-                "assignment_grade",
-                grader.username,
-                "--assignment",
-                public_id,
-                "--elapsed-seconds",
-                "20",
-                *grade_options,
-            )
-            detail = as_json("assignment_show", grader.username, "--assignment", public_id)
-            assert saved["missing"] == detail["missing"]
-        submitted = as_json(
-            "assignment_grade",
-            grader.username,
-            "--assignment",
-            public_id,
-            "--elapsed-seconds",
-            "5",
-            "--submit",
-        )
-        assert submitted["status"] == "submitted"
-        graded += 1
+    graded = grade_queue_by_command(grader.username, session)
     mine = world.assignments_of(grader)
     assert graded == len(mine)
     assert all(a.status == AssignmentStatus.SUBMITTED for a in mine)

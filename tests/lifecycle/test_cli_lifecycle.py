@@ -2,8 +2,8 @@
 
 The README's worked sequence ("Command line"), run through ``call_command``: accounts, the use
 case and its members, a charter signed by three people, σ, a task set, a run (an outputs
-import), the built-in judge, a grading session, grades imported from a grading tool's file, one
-disagreement adjudicated, the decision, and the scorecard drafted, filled in, signed off,
+import), the built-in judge, a grading session (one grader grading with the grader's commands,
+the other's grades imported from a grading tool's file), one disagreement adjudicated, the decision, and the scorecard drafted, filled in, signed off,
 printed to PDF and packed as evidence. The only thing written outside the commands is the
 grades file, as a grading tool would write it.
 """
@@ -22,6 +22,7 @@ from django.core.management import call_command
 from audit.canonical import canonical_json, sha256_hex
 from audit.models import AuditEntry
 from charters.models import Charter, Stage, UseCase
+from demo.testing.grading import grade_queue_by_command
 from grading.models import GradingSession
 from grading.rubric import FIELDS_BY_KIND, is_asked
 from grading.selectors.artefacts import units_of
@@ -39,15 +40,17 @@ def cli(*args: str) -> str:
     return out.getvalue()
 
 
-def graded(template: Path, target: Path, *, dissenting: tuple[str, str]) -> None:
-    """Write the grading tool's file: every asked field of every line of the export's
-    template, the first value of each; ``dissenting`` = (grader, artefact) disagrees."""
+def graded(template: Path, target: Path, *, dissenting: tuple[str, str], grader: str) -> None:
+    """Write ``grader``'s grading tool's file: every asked field of each of their lines of the
+    export's template, the first value of each; ``dissenting`` = (grader, artefact) disagrees."""
     session = GradingSession.objects.get()
     artefacts = {a.public_id: a for a in session.artefacts.all()}
     units = units_of(list(artefacts.values()))
     lines = []
     for raw in template.read_text(encoding="utf-8").splitlines():
         line = json.loads(raw)
+        if line["grader"] != grader:
+            continue
         dissent = (line["grader"], line["artefact"]) == dissenting
         grades: dict[str, dict[str, str]] = {}
         for unit in units[artefacts[line["artefact"]].pk]:
@@ -134,7 +137,8 @@ def test_a_use_case_reaches_a_signed_scorecard_by_the_command_line_only(db, tmp_
     )
     judge_id = judged.rsplit("Judge id ", 1)[1].split(" ", 1)[0]
 
-    # Stage 5: a grading session, the graders' grades from their tool, one disagreement.
+    # Stage 5: a grading session; gina grades at her terminal with the grader's commands,
+    # gabe's grades come from his grading tool's file; one disagreement.
     session = json.loads(
         cli(
             "session_create",
@@ -161,7 +165,8 @@ def test_a_use_case_reaches_a_signed_scorecard_by_the_command_line_only(db, tmp_
         "--as=olivia",
     )
     disputed = min(a["public_id"] for a in session["artefacts"])
-    graded(template, grades, dissenting=("gabe", disputed))
+    assert grade_queue_by_command("gina", public_id) == 4  # one assignment per sampled output
+    graded(template, grades, dissenting=("gabe", disputed), grader="gabe")
     cli(
         "grades_import",
         f"--use-case={KEY}",
