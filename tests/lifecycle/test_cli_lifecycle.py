@@ -3,9 +3,10 @@
 The README's worked sequence ("Command line"), run through ``call_command``: accounts, the use
 case and its members, a charter signed by three people, σ, a task set, a run (an outputs
 import), the built-in judge, a grading session (one grader grading with the grader's commands,
-the other's grades imported from a grading tool's file), one disagreement adjudicated, the decision, and the scorecard drafted, filled in, signed off,
-printed to PDF and packed as evidence. The only thing written outside the commands is the
-grades file, as a grading tool would write it.
+the other's grades imported from a grading tool's file), one disagreement adjudicated, the
+decision, and the scorecard drafted, filled in, signed off, printed to PDF and packed as
+evidence. The only thing written outside the commands is the second grader's grades file, as
+a grading tool would write it.
 """
 
 from __future__ import annotations
