@@ -17,6 +17,7 @@ never refused with 429 and records nothing in a web user's throttle history.
 from __future__ import annotations
 
 import json
+from abc import ABCMeta, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -138,7 +139,7 @@ def page_title(page: Mapping[str, Any], offset: int | None, what: str) -> str:
     return f"{page['count']} {what}; {first}–{first + shown - 1 if shown else 0} shown"
 
 
-class ApiReadCommand(BaseCommand):
+class ApiReadCommand(BaseCommand, metaclass=ABCMeta):
     """A command that prints what one ``GET`` endpoint answers the user of ``--as``.
 
     A subclass names the endpoint and what its arguments are; it turns the API's JSON into a
@@ -202,13 +203,13 @@ class ApiReadCommand(BaseCommand):
         if after:
             self.stdout.write(after)
 
+    @abstractmethod
     def title(self, data: Any, options: Mapping[str, Any]) -> str:
         """Return the line printed over the table."""
-        raise NotImplementedError
 
+    @abstractmethod
     def rows(self, data: Any) -> Iterable[Sequence[Any]]:
         """Return the table's rows."""
-        raise NotImplementedError
 
     def after(self, data: Any) -> str | None:
         """Return what is printed under the table, if anything."""

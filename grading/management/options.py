@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.http import Http404
 
-from charters.management.cli import refusal, use_case_as
+from charters.management.cli import UseCaseCommand, refusal, use_case_as, user_named
 from charters.models import UseCase
 from grading.models import GradingSession
 from grading.selectors.sessions import session_access, session_get
@@ -41,3 +41,19 @@ def session_as(actor: Any, key: str, public_id: str, *, write: bool = False) -> 
     ``--session``.
     """
     return session_named(use_case_as(actor, key, session_access, write=write), public_id)
+
+
+class SessionCommand(UseCaseCommand):
+    """A use-case command on one grading session: it adds ``--session`` after ``--use-case``
+    and resolves the ``--as`` user and the session through the session pages' check
+    (``session_access``; ``write``: create, import, close)."""
+
+    def add_options(self, parser: CommandParser) -> None:
+        add_session(parser)
+
+    def actor_and_session(
+        self, options: dict[str, Any], *, write: bool = False
+    ) -> tuple[Any, GradingSession]:
+        """Return the ``--as`` user and the session, or refuse as :func:`session_as` does."""
+        actor = user_named(options["actor"])
+        return actor, session_as(actor, options["use_case"], options["session"], write=write)

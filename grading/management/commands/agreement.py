@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
-
-from charters.management.cli import UseCaseCommand, table, write_json
+from charters.management.cli import table, write_json
 from grading.api.agreement import AgreementOutput
-from grading.management.options import add_session, session_named
+from grading.management.options import SessionCommand
 from grading.selectors.agreement import agreement_report
-from grading.selectors.sessions import session_access
 
 SYMBOLS = {"cohen_kappa": "κ", "krippendorff_alpha": "α"}
 
@@ -31,19 +28,16 @@ def interval(point: float | None, lo: float | None, hi: float | None, text: str)
     return f"{text} [{lo:.2f}, {hi:.2f}]"
 
 
-class Command(UseCaseCommand):
+class Command(SessionCommand):
     help = (
         "Print a grading session's agreement per rubric field against the κ target and which "
         "human-graded metrics may enter the gate."
     )
     who = "a charter owner, reviewer or adjudicator of the use case"
 
-    def add_options(self, parser: CommandParser) -> None:
-        add_session(parser)
-
     def handle(self, *args: Any, **options: Any) -> None:
-        _actor, use_case = self.actor_and_use_case(options, session_access)
-        session = session_named(use_case, options["session"])
+        _actor, session = self.actor_and_session(options)
+        use_case = session.use_case
         report = agreement_report(session=session)
         if options["format"] == "json":
             write_json(self.stdout, AgreementOutput(report).data)

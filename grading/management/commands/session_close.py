@@ -9,25 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
-
-from charters.management.cli import UseCaseCommand, refusals, write_json
+from charters.management.cli import refusals, write_json
 from grading.api.sessions import session_detail_data
-from grading.management.options import add_session, session_named
-from grading.selectors.sessions import session_access, session_get
+from grading.management.options import SessionCommand
+from grading.selectors.sessions import session_get
 from grading.services.sessions import session_close
 
 
-class Command(UseCaseCommand):
+class Command(SessionCommand):
     help = "Close a grading session: no grade, revision or adjudication is accepted afterwards."
     who = "a charter owner of the use case"
 
-    def add_options(self, parser: CommandParser) -> None:
-        add_session(parser)
-
     def handle(self, *args: Any, **options: Any) -> None:
-        actor, use_case = self.actor_and_use_case(options, session_access, write=True)
-        session = session_named(use_case, options["session"])
+        actor, session = self.actor_and_session(options, write=True)
+        use_case = session.use_case
         with refusals({"status": "--session"}):
             closed = session_close(actor=actor, session=session)
         if options["format"] == "json":

@@ -9,27 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
-
-from charters.management.cli import UseCaseCommand, table, write_json
-from grading.management.options import add_session, session_named
+from charters.management.cli import table, write_json
+from grading.management.options import SessionCommand
 from grading.selectors.adjudication import adjudication_queue
-from grading.selectors.sessions import session_access, session_detail
+from grading.selectors.sessions import session_detail
 
 
-class Command(UseCaseCommand):
+class Command(SessionCommand):
     help = (
         "Print what is still open in a grading session: unsubmitted assignments per grader "
         "and disagreements awaiting adjudication per artefact."
     )
     who = "a charter owner, reviewer or adjudicator of the use case"
 
-    def add_options(self, parser: CommandParser) -> None:
-        add_session(parser)
-
     def handle(self, *args: Any, **options: Any) -> None:
-        _actor, use_case = self.actor_and_use_case(options, session_access)
-        session = session_named(use_case, options["session"])
+        _actor, session = self.actor_and_session(options)
         detail = session_detail(session=session)
         graders = [
             {
